@@ -1,0 +1,23 @@
+"""Compose the Hydra config tree under conf/ from code (CLIs and tests); apps use @hydra.main directly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig, OmegaConf
+
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+
+
+def compose_config(config_name: str, overrides: list[str] | None = None) -> DictConfig:
+    """Compose `conf/<config_name>.yaml` with Hydra overrides, resolving every interpolation (fails on ???)."""
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose(config_name=config_name, overrides=list(overrides or []))
+    OmegaConf.resolve(cfg)
+    return cfg
+
+
+def config_names(group: str) -> list[str]:
+    """The option names of a config group (the yaml files under conf/<group>/)."""
+    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))

@@ -1,0 +1,124 @@
+"""Stage `extract_claims`: paragraph -> atomic, decontextualised claims.
+
+    python -m factlab.cli stage extract_claims --text "Aspirin was first synthesised in 1897. It is used ..."
+"""
+
+from __future__ import annotations
+
+import re
+
+import dspy
+
+from factlab.programs.text_match import f1, match_sets
+
+# Openers that leave the subject implicit: a claim starting with one is not decontextualised.
+_PRONOUN_START = re.compile(
+    r"^(it|its|they|their|this|these|that|those|he|she|his|her|the study|the company|the trial)\b"
+    r"|^(它|它们|他|她|他们|她们|该|其|此|这|这些|那|该研究|该公司)",
+    re.IGNORECASE,
+)
+# Joiners that usually glue two facts into one claim.
+_COMPOUND = re.compile(r"\b(and also|while|whereas|; )\b|；|，并且|，同时|以及", re.IGNORECASE)
+MATCH_THRESHOLD = 0.5  # similarity at which a predicted claim counts as the gold claim
+
+
+class ExtractClaims(dspy.Signature):
+    """Extract every check-worthy factual claim from the paragraph as a list of atomic claims.
+    Atomic: one fact per claim; a sentence with two facts gives two claims.
+    Decontextualised: each claim must be understandable alone; replace pronouns and vague references
+    ("it", "the study", "该研究") with the explicit subject, and keep the time, place and any qualifier
+    ("under controlled conditions", "in adults over 65") that the paragraph states.
+    Skip opinions, greetings and instructions. Write each claim in the paragraph's language."""
+
+    paragraph: str = dspy.InputField()
+    context: str = dspy.InputField(desc="summary of the preceding paragraphs (may be empty); use it to resolve references")
+    claims: list[str] = dspy.OutputField(desc="atomic, self-contained claims; empty list if none")
+
+
+class ClaimExtractor(dspy.Module):
+    """Split a paragraph into atomic, decontextualised claims.
+
+    Args:
+        max_claims: keep at most this many claims per paragraph (a guard against runaway lists).
+    """
+
+    def __init__(self, max_claims: int = 12) -> None:
+        super().__init__()
+        self.max_claims = max_claims
+        self.extract = dspy.Predict(ExtractClaims)
+
+    def forward(self, paragraph: str, context: str = "") -> dspy.Prediction:
+        pred = self.extract(paragraph=paragraph, context=context)
+        claims = [c.strip() for c in (pred.claims or []) if isinstance(c, str) and c.strip()]
+        return dspy.Prediction(claims=list(dict.fromkeys(claims))[: self.max_claims])
+
+
+def claim_flaws(claim: str) -> list[str]:
+    """Surface problems of one claim: not decontextualised (opens with a pronoun), not atomic (joined facts).
+
+    >>> claim_flaws("It was released in 2019.")
+    ['not decontextualised: starts with a pronoun or vague reference']
+    >>> claim_flaws("Acme X1 was released in 2019.")
+    []
+    """
+    flaws = []
+    if _PRONOUN_START.search(claim.strip()):
+        flaws.append("not decontextualised: starts with a pronoun or vague reference")
+    if _COMPOUND.search(claim):
+        flaws.append("not atomic: joins several facts")
+    return flaws
+
+
+def _score(gold: dspy.Example, pred: dspy.Prediction) -> tuple[float, dict]:
+    gold_claims = list(gold.claims)
+    pred_claims = [c for c in (getattr(pred, "claims", None) or []) if isinstance(c, str)]
+    flawed = {c: claim_flaws(c) for c in pred_claims if claim_flaws(c)}
+    if not gold_claims:
+        score = 1.0 if not pred_claims else 0.0
+        return score, {"missing": [], "extra": pred_claims, "matched": [], "flawed": flawed, "precision": score,
+                       "recall": 1.0}
+    matches, miss, extra = match_sets(gold_claims, pred_claims, MATCH_THRESHOLD)
+    precision = len(matches) / len(pred_claims) if pred_claims else 0.0
+    recall = len(matches) / len(gold_claims)
+    penalty = 0.1 * len(flawed) / max(1, len(pred_claims))
+    return max(0.0, f1(precision, recall) - penalty), {
+        "missing": [gold_claims[i] for i in miss],
+        "extra": [pred_claims[j] for j in extra],
+        "matched": [(gold_claims[i], pred_claims[j]) for i, j, _ in matches],
+        "flawed": flawed,
+        "precision": precision,
+        "recall": recall,
+    }
+
+
+def metric(gold, pred, trace=None, pred_name=None, pred_trace=None) -> dspy.Prediction:
+    """F1 of predicted vs gold claims (similarity matching), minus a small penalty for flawed claims."""
+    score, d = _score(gold, pred)
+    parts = [f"Claim F1 {score:.2f} (precision {d['precision']:.2f}, recall {d['recall']:.2f})."]
+    if d["missing"]:
+        parts.append("Missing gold claims: " + " | ".join(d["missing"]))
+    if d["extra"]:
+        parts.append("Extra claims not in gold (opinions, or facts the paragraph does not state): "
+                     + " | ".join(d["extra"]))
+    for claim, flaws in d["flawed"].items():
+        parts.append(f"Claim {claim!r}: {'; '.join(flaws)}.")
+    return dspy.Prediction(score=score, feedback=" ".join(parts))
+
+
+def to_examples(case: dict) -> list[dspy.Example]:
+    """One example per gold paragraph (or the whole text) with its check-worthy gold claims."""
+    claims = [c for c in case.get("claims", []) if c.get("checkworthy", True)]
+    if "claims" not in case:
+        return []
+    text = case["text"]
+    spans = case.get("paragraphs") or [[0, len(text)]]
+    examples = []
+    for index, (start, end) in enumerate(spans):
+        own = [c["text"] for c in claims if c.get("paragraph", 0) == index] if len(spans) > 1 else [
+            c["text"] for c in claims]
+        context = text[: start].strip()[-300:]
+        examples.append(
+            dspy.Example(paragraph=text[start:end], context=context, claims=own, case_id=case["case_id"],
+                         lang=case["lang"]).with_inputs("paragraph", "context")
+        )
+    return examples

@@ -1,0 +1,67 @@
+"""Stage `vertical`: which business vertical a claim belongs to (drives the risk rules).
+
+    python -m factlab.cli stage vertical --text "The 2021 trial cut stroke risk by 20% in adults over 65."
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import dspy
+
+from factlab.schema import DEFAULT_VERTICALS
+
+
+class ClassifyVertical(dspy.Signature):
+    """Assign the claim to exactly one vertical (domain) from the allowed list. Use `general` only when no
+    other vertical fits. Medical: health, drugs, diseases, clinical trials. Finance: markets, companies,
+    economy. Law: statutes, courts, regulation. Disaster: earthquakes, floods, storms, emergencies."""
+
+    claim: str = dspy.InputField()
+    vertical: str = dspy.OutputField(desc="one of the allowed verticals")
+    confidence: float = dspy.OutputField(desc="between 0 and 1")
+
+
+class VerticalClassifier(dspy.Module):
+    """Classify a claim into one configured vertical.
+
+    Args:
+        verticals: the allowed verticals; the output field is typed as a Literal over them.
+    """
+
+    def __init__(self, verticals: list[str] | tuple[str, ...] = DEFAULT_VERTICALS) -> None:
+        super().__init__()
+        self.verticals = tuple(verticals)
+        signature = ClassifyVertical.with_updated_fields(
+            "vertical", type_=Literal[self.verticals], desc=f"one of: {', '.join(self.verticals)}"
+        )
+        self.classify = dspy.Predict(signature)
+
+    def forward(self, claim: str) -> dspy.Prediction:
+        return self.classify(claim=claim)
+
+
+def _score(gold: dspy.Example, pred: dspy.Prediction) -> tuple[float, dict]:
+    got = str(getattr(pred, "vertical", "")).strip().lower()
+    return float(got == gold.vertical), {"expected": gold.vertical, "got": got}
+
+
+def metric(gold, pred, trace=None, pred_name=None, pred_trace=None) -> dspy.Prediction:
+    """Exact-match accuracy on the vertical."""
+    score, d = _score(gold, pred)
+    feedback = (
+        f"Correct vertical {d['expected']!r}."
+        if score == 1.0
+        else f"Wrong vertical for {gold.claim!r}: expected {d['expected']!r}, got {d['got']!r}."
+    )
+    return dspy.Prediction(score=score, feedback=feedback)
+
+
+def to_examples(case: dict) -> list[dspy.Example]:
+    """One example per gold claim that has a vertical."""
+    return [
+        dspy.Example(claim=c["text"], vertical=c["vertical"], case_id=case["case_id"], lang=case["lang"])
+        .with_inputs("claim")
+        for c in case.get("claims", [])
+        if c.get("vertical")
+    ]
