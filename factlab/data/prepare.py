@@ -1,0 +1,94 @@
+"""Prepare a dataset for training and evaluation: load, sample, split, write split files and a manifest.
+
+Run through scripts/prepare_data.py (config conf/prepare_data.yaml). Writes into `output_dir`:
+`train.jsonl`, `val.jsonl`, `test.jsonl` (valid case files, each case with its `split`; an empty split is not
+written), the corpus files those cases name, and `manifest.json` (counts per split / label / language / relation,
+the case ids of each split, the content hashes, the resolved config).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from factlab.data.cases import SPLITS, canonical_json, case_row, write_cases
+from factlab.data.loaders.build import resolve_path
+from factlab.data.registry import content_hash, load_dataset, summarise
+from factlab.data.splits import split_cases
+
+
+def sample_cases(cases: list[dict], max_cases: int | None, seed: int) -> list[dict]:
+    """A seeded sample of at most max_cases cases, in their original order (all of them for None).
+
+    >>> [c["case_id"] for c in sample_cases([{"case_id": str(i)} for i in range(5)], 2, seed=0)]
+    ['3', '4']
+    """
+    if max_cases is None or max_cases >= len(cases):
+        return list(cases)
+    if max_cases <= 0:
+        raise ValueError(f"max_cases: expected a positive number or null, got {max_cases}")
+    keep = set(random.Random(seed).sample(range(len(cases)), max_cases))
+    return [case for index, case in enumerate(cases) if index in keep]
+
+
+def run(cfg: DictConfig) -> dict:
+    """Load `cfg.dataset`, sample `cfg.max_cases`, split by `cfg.splits` with `cfg.seed`, write to `cfg.output_dir`.
+
+    Returns:
+        The manifest (also written as manifest.json).
+    """
+    resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    dataset = load_dataset(cfg.dataset)
+    cases = sample_cases(dataset.cases, cfg.max_cases, cfg.seed)
+    splits = split_cases(cases, cfg.splits, cfg.seed)
+    output = resolve_path(cfg.output_dir)
+    output.mkdir(parents=True, exist_ok=True)
+    corpus_files = _write_corpora(output, cases)
+    files = {}
+    for name in SPLITS:
+        path = output / f"{name}.jsonl"
+        path.unlink(missing_ok=True)  # a stale split from an earlier run must not survive
+        if splits.get(name):
+            write_cases(path, (_with_corpus(case, corpus_files) for case in splits[name]))
+            files[name] = path.name
+    prepared = [case for name in SPLITS for case in splits.get(name, [])]
+    manifest = {
+        "dataset": dataset.name,
+        "content_hash": dataset.content_hash,  # of everything the dataset config loaded
+        "prepared_hash": content_hash(prepared),  # of the written cases (after sampling, with `split`)
+        "seed": cfg.seed,
+        "max_cases": cfg.max_cases,
+        "fractions": dict(resolved["splits"]),
+        "counts": {name: summarise(splits.get(name, [])) for name in SPLITS},
+        "files": {**files, "corpus": sorted(corpus_files.values())},
+        "case_ids": {name: [case["case_id"] for case in splits.get(name, [])] for name in SPLITS},
+        "config": resolved,
+    }
+    (output / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    manifest["output_dir"] = str(output)
+    return manifest
+
+
+def _write_corpora(output: Path, cases: list[dict]) -> dict[int, str]:
+    """Write each distinct corpus named by the cases once into `output`; id(sources) -> its file name there."""
+    written: dict[int, str] = {}
+    for case in cases:
+        if "corpus" not in case or id(case["sources"]) in written:
+            continue
+        name = Path(case["corpus"]).name
+        stem, suffix, number = Path(name).stem, Path(name).suffix, 1
+        while name in written.values() or name in {f"{split}.jsonl" for split in SPLITS}:
+            number += 1
+            name = f"{stem}_{number}{suffix}"
+        with (output / name).open("w", encoding="utf-8") as handle:
+            handle.writelines(canonical_json(record) + "\n" for record in case["sources"])
+        written[id(case["sources"])] = name
+    return written
+
+
+def _with_corpus(case: dict, corpus_files: dict[int, str]) -> dict:
+    """The case as written next to its copied corpus file."""
+    return {**case_row(case), "corpus": corpus_files[id(case["sources"])]} if "corpus" in case else case
