@@ -1,0 +1,17 @@
+"""Run the doctests of the pipeline output modules as part of the ordinary test run."""
+
+import doctest
+
+import pytest
+
+import factlab.pipeline.cards
+import factlab.pipeline.report_html
+
+
+@pytest.mark.parametrize(
+    "module", [factlab.pipeline.cards, factlab.pipeline.report_html], ids=lambda m: m.__name__
+)
+def test_doctests(module):
+    result = doctest.testmod(module)
+    assert result.attempted > 0, f"{module.__name__} has no doctests"
+    assert result.failed == 0
