@@ -16,6 +16,7 @@ import dspy
 
 from factlab.lm.assemble import assemble
 from factlab.lm.server import ensure_server
+from factlab.runtime import prepare_offline_env
 
 
 class MissingAPIKeyError(RuntimeError):
@@ -63,6 +64,7 @@ def openai_lm(name: str, model: str, api_base: str, api_key_env: str, adapter: d
     Args:
         api_key_env: the NAME of the env var holding the key; the key never enters config, logs or MLflow.
     """
+    prepare_offline_env()
     key = os.environ.get(api_key_env)
     if not key:
         raise MissingAPIKeyError(f"LM {name!r}: set the env var {api_key_env} to the API key of {api_base}")
@@ -75,6 +77,7 @@ def local_lm(name: str, alias: str, packages: list[str], filename: str, sha256: 
              temperature: float = 0.0, max_tokens: int = 512, cache: bool = True, timeout_s: float = 120.0,
              num_retries: int = 1, start_timeout_s: float = 180.0) -> LMHandle:
     """A packaged GGUF model: assemble its chunk packages (sha256-checked), serve it, talk OpenAI to it."""
+    prepare_offline_env()
     path = assemble(list(packages), filename, sha256)
     server = ensure_server(path, alias, n_ctx=n_ctx, n_threads=n_threads, port=port, start_timeout_s=start_timeout_s)
     lm = _lm(f"openai/{alias}", server.api_base, "local", temperature, max_tokens, cache, timeout_s, num_retries)

@@ -1,0 +1,70 @@
+"""Assembling chunk packages (sha256 checks) and the llama.cpp server's failure messages."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+
+import pytest
+
+from factlab.lm.assemble import ModelAssemblyError, assemble
+from factlab.lm.backends import MissingAPIKeyError, openai_lm
+from factlab.lm.server import ServerStartError, ensure_server
+
+
+def _fake_part(tmp_path, name, payload: bytes):
+    pkg = tmp_path / name
+    (pkg / "data").mkdir(parents=True)
+    (pkg / "data" / "part.bin").write_bytes(payload)
+    (pkg / "__init__.py").write_text(
+        "import os\ndef get_part_path():\n    return os.path.join(os.path.dirname(__file__), 'data', 'part.bin')\n"
+    )
+
+
+@pytest.fixture
+def fake_parts(tmp_path, monkeypatch):
+    _fake_part(tmp_path, "fakepart_a", b"GGUF-first-")
+    _fake_part(tmp_path, "fakepart_b", b"second")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield ["fakepart_a", "fakepart_b"], hashlib.sha256(b"GGUF-first-second").hexdigest()
+    for name in ("fakepart_a", "fakepart_b"):
+        sys.modules.pop(name, None)
+
+
+def test_assemble_concatenates_in_order_and_checks_sha(fake_parts, tmp_path):
+    packages, sha = fake_parts
+    out = assemble(packages, "m.gguf", sha, cache_dir=tmp_path / "cache")
+    assert out.read_bytes() == b"GGUF-first-second"
+    assert assemble(packages, "m.gguf", sha, cache_dir=tmp_path / "cache") == out  # cached, stamp matches
+
+
+def test_assemble_rejects_wrong_sha_and_missing_package(fake_parts, tmp_path):
+    packages, _ = fake_parts
+    with pytest.raises(ModelAssemblyError, match="sha256"):
+        assemble(packages, "bad.gguf", "0" * 64, cache_dir=tmp_path / "cache")
+    assert not (tmp_path / "cache" / "bad.gguf").exists()
+    with pytest.raises(ModelAssemblyError, match="pip install no-such-part"):
+        assemble(["no_such_part"], "x.gguf", None, cache_dir=tmp_path / "cache")
+
+
+def test_openai_backend_names_the_missing_env_var(monkeypatch):
+    import dspy
+
+    monkeypatch.delenv("FACTLAB_TEST_KEY", raising=False)
+    with pytest.raises(MissingAPIKeyError, match="FACTLAB_TEST_KEY"):
+        openai_lm("x", "m", "http://127.0.0.1:1/v1", "FACTLAB_TEST_KEY", dspy.ChatAdapter())
+
+
+def test_server_missing_model_file_is_named(tmp_path):
+    with pytest.raises(ServerStartError, match="does not exist"):
+        ensure_server(tmp_path / "nope.gguf", "nope", state_dir=tmp_path)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python not installed")
+def test_server_that_dies_names_model_and_port(tmp_path):
+    bogus = tmp_path / "bogus.gguf"
+    bogus.write_bytes(b"not a gguf file")
+    with pytest.raises(ServerStartError) as err:
+        ensure_server(bogus, "bogus", port=38517, start_timeout_s=60, state_dir=tmp_path)
+    assert str(bogus) in str(err.value) and "38517" in str(err.value)
