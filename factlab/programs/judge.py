@@ -6,13 +6,11 @@ aggregated relation. The judge never decides the final label: deterministic rule
 
 from __future__ import annotations
 
-from typing import Literal
-
 import dspy
 
-from factlab.schema import RELATIONS, Judgment, normalise_relation
+from factlab.programs.text_match import pick_choice
+from factlab.schema import RELATIONS, Judgment
 
-Relation = Literal["support", "partial_support", "contradict", "irrelevant", "insufficient"]
 _DECISIVE = ("support", "partial_support", "contradict")
 
 
@@ -26,7 +24,7 @@ class JudgeEvidence(dspy.Signature):
 
     claim: str = dspy.InputField()
     evidence: str = dspy.InputField(desc="one evidence snippet")
-    relation: Relation = dspy.OutputField()
+    relation: str = dspy.OutputField(desc="one of: " + ", ".join(RELATIONS))
     confidence: float = dspy.OutputField(desc="between 0 and 1")
     reason: str = dspy.OutputField(desc="one line naming the decisive words")
 
@@ -69,7 +67,7 @@ class Judge(dspy.Module):
         judgments = []
         for snippet in evidence[: self.max_snippets]:
             out = self.judge_snippet(claim=claim, evidence=snippet)
-            judgments.append(Judgment(normalise_relation(out.relation), _as_confidence(out.confidence), out.reason))
+            judgments.append(Judgment(pick_choice(out.relation, RELATIONS), _as_confidence(out.confidence), out.reason))
         relation, confidence = aggregate(judgments)
         return dspy.Prediction(judgments=judgments, relation=relation, confidence=confidence)
 

@@ -89,3 +89,20 @@ def f1(precision: float, recall: float) -> float:
     0.6666666666666666
     """
     return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+def pick_choice(value: object, choices: tuple[str, ...] | list[str]) -> str:
+    """The allowed choice a small model's free-form answer names first (it often appends format notes).
+
+    Raises ValueError naming the allowed choices when none is named.
+
+    >>> pick_choice("general        # note: the value you produce must be one of: general; medical", ["medical", "general"])
+    'general'
+    >>> pick_choice("Partial_Support.", ["support", "partial_support"])
+    'partial_support'
+    """
+    text = str(value).strip().lower().replace("-", "_").replace(" ", "_")
+    found = [(text.find(c), -len(c), c) for c in choices if c in text]
+    if not found:
+        raise ValueError(f"{str(value)[:80]!r} is not one of {', '.join(choices)}")
+    return min(found)[2]

@@ -26,7 +26,8 @@ INPUTS = {
         "query_rewrite": {"claim": "China's GDP grew 5.2% in 2023."},
         "judge": {"claim": "Penicillin was discovered in 1938.",
                   "evidence": ["Alexander Fleming discovered penicillin in 1928."]},
-        "paragraphs": {"document": "# Title\n\nFirst paragraph with several words.\n\nSecond paragraph here too."},
+        "paragraphs": {"document": "# Title\n\nThe first paragraph has several words about one topic.\n\n"
+                                   "The second paragraph talks about another topic at some length."},
     },
     "zh": {
         "checkworthy": {"text": "埃菲尔铁塔于1889年建成。"},
@@ -41,7 +42,8 @@ INPUTS = {
 
 CHECKS = {
     "checkworthy": lambda p: isinstance(p.checkworthy, bool) and isinstance(p.reason, str),
-    "vertical": lambda p: isinstance(p.vertical, str) and 0.0 <= float(p.confidence) <= 1.0 or p.confidence > 1,
+    "vertical": lambda p: p.vertical in ("general", "medical", "finance", "law", "science", "tech", "disaster",
+                                         "sports", "entertainment") and isinstance(p.confidence, float),
     "extract_claims": lambda p: isinstance(p.claims, list) and all(isinstance(c, str) for c in p.claims),
     "review_claims": lambda p: isinstance(p.reviewed_claims, list),
     "query_rewrite": lambda p: 1 <= len(p.queries) and all(isinstance(q, str) and q for q in p.queries),
@@ -63,8 +65,5 @@ def test_stage_runs_on_local_model(student, stage, lang):
     program = build_program(cfg.stage)
     with student.context():
         pred, error = call_safely(stage, program, **INPUTS[lang][stage])
-    if error is not None:
-        # A small model may fail to follow the format; that must surface as a typed per-item error.
-        assert error.kind in {"parse", "refusal"}, str(error)
-        pytest.xfail(f"{stage}/{lang}: the 0.5B model's output did not parse: {error}")
+    assert error is None, f"{stage}/{lang}: {error}"  # JSONAdapter + llama.cpp's schema constraint must parse
     assert CHECKS[stage](pred), f"{stage}/{lang}: unexpected structure {pred}"

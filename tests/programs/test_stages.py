@@ -24,11 +24,12 @@ def test_checkworthy_parses_bool_and_reason(text):
     assert pred.checkworthy is True and pred.reason
 
 
-def test_vertical_is_typed_by_configured_list():
+def test_vertical_is_mapped_onto_configured_list():
     program = vertical.VerticalClassifier(verticals=["general", "medical"])
-    pred = run_with([{"vertical": "medical", "confidence": "0.9"}], program, claim="Aspirin lowers fever.")
+    pred = run_with([{"vertical": "medical  # note: one of general; medical", "confidence": "0.9"}], program,
+                    claim="Aspirin lowers fever.")
     assert pred.vertical == "medical" and pred.confidence == pytest.approx(0.9)
-    with pytest.raises(Exception):  # a vertical outside the list does not parse
+    with pytest.raises(ValueError, match="not one of general, medical"):
         run_with([{"vertical": "cooking", "confidence": "0.9"}], program, claim="x")
 
 
