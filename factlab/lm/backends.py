@@ -37,14 +37,22 @@ class LMHandle:
         with dspy.context(lm=self.lm, adapter=self.adapter):
             yield self
 
+    def fork(self, name: str) -> LMHandle:
+        """A copy with its own call history (same server, same disk cache): meters one stage or role."""
+        return LMHandle(name, self.lm.copy(), self.adapter, dict(self.info))
+
     def usage(self) -> dict[str, int]:
-        """LM calls and tokens so far, from the LM's history (cache hits have no usage and count as such)."""
+        """LM calls, cache hits and tokens so far, from this LM's history (DSPy keeps its last 10,000 calls).
+
+        Tokens count real calls only; a cache hit costs nothing.
+        """
         calls = cache_hits = prompt = completion = 0
         for entry in self.lm.history:
             calls += 1
-            usage = entry.get("usage") or {}
-            if not usage:
+            if getattr(entry.get("response"), "cache_hit", False):
                 cache_hits += 1
+                continue
+            usage = entry.get("usage") or {}
             prompt += int(usage.get("prompt_tokens") or 0)
             completion += int(usage.get("completion_tokens") or 0)
         return {"calls": calls, "cache_hits": cache_hits, "prompt_tokens": prompt, "completion_tokens": completion}

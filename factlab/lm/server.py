@@ -50,12 +50,28 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _healthy(port: int, alias: str, timeout: float = 2.0) -> bool:
+def _healthy(port: int, alias: str, timeout: float = 2.0, tries: int = 1) -> bool:
+    for attempt in range(tries):
+        try:
+            resp = httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=timeout)
+            return resp.status_code == 200 and any(m.get("id") == alias for m in resp.json().get("data", []))
+        except httpx.ConnectError:
+            return False  # nothing listens there
+        except (httpx.HTTPError, ValueError):
+            if attempt + 1 < tries:
+                time.sleep(1.0)  # a busy server answers slowly; do not start a second copy for that
+    return False
+
+
+def _die_with_parent() -> None:
+    """Runs in the server's child process: ask Linux to SIGTERM it when the owning process dies (even by
+    SIGKILL), so no orphaned server keeps the CPU busy."""
     try:
-        resp = httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=timeout)
-        return resp.status_code == 200 and any(m.get("id") == alias for m in resp.json().get("data", []))
-    except (httpx.HTTPError, ValueError):
-        return False
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
 
 
 def _alive(pid: int) -> bool:
@@ -84,7 +100,7 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
         ServerStartError: the model file is missing, the process died, or health did not come in time.
     """
     model_path = Path(model_path)
-    if alias in _RUNNING and _healthy(_RUNNING[alias].port, alias):
+    if alias in _RUNNING and _healthy(_RUNNING[alias].port, alias, timeout=10.0, tries=3):
         return _RUNNING[alias]
     if not model_path.exists():
         raise ServerStartError(f"model file {model_path} does not exist (alias {alias!r})")
@@ -94,7 +110,8 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
     with FileLock(str(registry) + ".lock", timeout=start_timeout_s + 30):
         if registry.exists():
             info = json.loads(registry.read_text())
-            if info.get("model_path") == str(model_path) and _alive(info["pid"]) and _healthy(info["port"], alias):
+            if (info.get("model_path") == str(model_path) and _alive(info["pid"])
+                    and _healthy(info["port"], alias, timeout=10.0, tries=3)):
                 server = LocalServer(model_path, alias, info["port"], info["pid"], owned=False)
                 _RUNNING[alias] = server
                 return server
@@ -110,7 +127,8 @@ def _start(model_path: Path, alias: str, n_ctx: int, n_threads: int, port: int, 
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", alias,
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads)]
     log = log_path.open("ab")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                            preexec_fn=_die_with_parent)
     server = LocalServer(model_path, alias, port, proc.pid, owned=True)
     atexit.register(stop_server, server)
     deadline = time.monotonic() + timeout_s
