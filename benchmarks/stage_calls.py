@@ -76,7 +76,8 @@ def main() -> None:
                              "s_per_lm_call": stats["seconds"] / max(1, stats["lm_calls"]),
                              "parse_failures": int(stats["failures"]), "errors": int(stats["errors"])})
                 print(json.dumps(rows[-1]), flush=True)
-    header = f"{'model':14} {'adapter':7} {'stage':15} {'calls':>5} {'lm':>4} {'s/call':>7} {'s/lm':>6} {'parse fail':>10}"
+    header = (f"{'model':14} {'adapter':7} {'stage':15} {'calls':>5} {'lm':>4} {'s/call':>7} {'s/lm':>6} "
+              f"{'parse fail':>10}")
     print("\n" + header + "\n" + "-" * len(header))
     for r in rows:
         print(f"{r['model']:14} {r['adapter']:7} {r['stage']:15} {r['calls']:5d} {r['lm_calls']:4d} "

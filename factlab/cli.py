@@ -1,6 +1,7 @@
 """Run one pipeline stage on one input from the command line, on the configured LM.
 
-    python -m factlab.cli stage judge --text "Penicillin was discovered in 1938." --evidence "Fleming discovered penicillin in 1928."
+    python -m factlab.cli stage judge --text "Penicillin was found in 1938." \
+        --evidence "Fleming found penicillin in 1928."
     python -m factlab.cli stage paragraphs --file datasets/bundled/examples/report_en_short.md
     python -m factlab.cli stage extract_claims --text "..." --lm local_qwen15 --set stage.program.max_claims=5
 """

@@ -69,7 +69,8 @@ class ClaimCache:
         """The cached result for `text` (or a near-identical claim), or None."""
         key = self.key(text)
         with self._lock:
-            row = self._db.execute("SELECT result FROM claims WHERE setup = ? AND key = ?", (self.setup, key)).fetchone()
+            row = self._db.execute("SELECT result FROM claims WHERE setup = ? AND key = ?",
+                                   (self.setup, key)).fetchone()
         if row:
             self.hits["exact"] += 1
             return json.loads(row[0])

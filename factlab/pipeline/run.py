@@ -146,7 +146,8 @@ class Pipeline:
                 pred = self.meter.call("checkworthy", self.stages["checkworthy"], text=text)
                 row.update(checkworthy=bool(pred.checkworthy), reason=str(getattr(pred, "reason", "")))
             except Exception as exc:  # keep the sentence: unverifiable beats silently dropped
-                row.update(checkworthy=True, reason=f"check-worthiness failed: {classify_exception('checkworthy', exc)}")
+                error = classify_exception("checkworthy", exc)
+                row.update(checkworthy=True, reason=f"check-worthiness failed: {error}")
             out.append(row)
         return out
 

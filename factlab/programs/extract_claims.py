@@ -31,7 +31,7 @@ class ExtractClaims(dspy.Signature):
     Skip opinions, greetings and instructions. Write each claim in the paragraph's language."""
 
     paragraph: str = dspy.InputField()
-    context: str = dspy.InputField(desc="summary of the preceding paragraphs (may be empty); use it to resolve references")
+    context: str = dspy.InputField(desc="summary of earlier paragraphs (may be empty); use it to resolve references")
     claims: list[str] = dspy.OutputField(desc="atomic, self-contained claims; empty list if none")
 
 

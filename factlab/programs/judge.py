@@ -1,7 +1,8 @@
 """Stage `judge`: claim + evidence snippets -> the RELATION of each snippet to the claim, and the claim's
 aggregated relation. The judge never decides the final label: deterministic rules do (factlab/rules).
 
-    python -m factlab.cli stage judge --text "Penicillin was discovered in 1938." --evidence "Fleming discovered penicillin in 1928."
+    python -m factlab.cli stage judge --text "Penicillin was found in 1938." \
+        --evidence "Fleming found penicillin in 1928."
 """
 
 from __future__ import annotations
@@ -109,7 +110,8 @@ def metric(gold, pred, trace=None, pred_name=None, pred_trace=None) -> dspy.Pred
     parts = [f"Expected relation {d['expected']} for claim {gold.claim!r}, got {d['got']}."]
     if decisive:
         text, rel = decisive[0]
-        parts.append(f"Decisive evidence ({rel}): {text!r}. Compare its numbers, dates, names and scope with the claim.")
+        parts.append(f"Decisive evidence ({rel}): {text!r}. "
+                     "Compare its numbers, dates, names and scope with the claim.")
     for i, (a, b) in enumerate(zip(d["per_snippet"], d["gold_per_snippet"], strict=False)):
         if a != b:
             parts.append(f"Snippet {i + 1}: expected {b}, got {a}.")

@@ -92,7 +92,8 @@ def _merge_fragments(text: str, spans: list[Span], min_tokens: int) -> list[Span
         if span.kind == "heading" or lead_in:
             carry = span
             continue
-        if out and span.kind == "list" and out[-1].kind in ("text", "list") and text[out[-1].start:out[-1].end].rstrip().endswith((":", "：")):
+        prev_is_lead_in = out and text[out[-1].start:out[-1].end].rstrip().endswith((":", "："))
+        if span.kind == "list" and prev_is_lead_in and out[-1].kind in ("text", "list"):
             out[-1] = Span(out[-1].start, span.end, "text")
             continue
         if out and count_tokens(body) < min_tokens and out[-1].kind != "code":
@@ -161,7 +162,8 @@ class ParagraphSplitter(dspy.Module):
             prev = merged[-1]
             short = count_tokens(document[prev.start:span.end]) <= self.lm_merge_max_tokens * 2
             if short and count_tokens(document[span.start:span.end]) <= self.lm_merge_max_tokens:
-                verdict = self.same_topic(previous=document[prev.start:prev.end], following=document[span.start:span.end])
+                verdict = self.same_topic(previous=document[prev.start:prev.end],
+                                          following=document[span.start:span.end])
                 if verdict.same_topic:
                     merged[-1] = Span(prev.start, span.end, prev.kind)
                     continue

@@ -52,7 +52,8 @@ def similarity(a: str, b: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def match_sets(gold: list[str], pred: list[str], threshold: float) -> tuple[list[tuple[int, int, float]], list[int], list[int]]:
+def match_sets(gold: list[str], pred: list[str],
+               threshold: float) -> tuple[list[tuple[int, int, float]], list[int], list[int]]:
     """Greedy one-to-one matching of predicted to gold texts by similarity.
 
     Returns (matches as (gold_index, pred_index, similarity), unmatched gold indices, unmatched pred indices).
@@ -96,7 +97,7 @@ def pick_choice(value: object, choices: tuple[str, ...] | list[str]) -> str:
 
     Raises ValueError naming the allowed choices when none is named.
 
-    >>> pick_choice("general        # note: the value you produce must be one of: general; medical", ["medical", "general"])
+    >>> pick_choice("general      # note: the value must be one of: general; medical", ["medical", "general"])
     'general'
     >>> pick_choice("Partial_Support.", ["support", "partial_support"])
     'partial_support'

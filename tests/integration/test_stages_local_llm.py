@@ -33,10 +33,12 @@ INPUTS = {
         "checkworthy": {"text": "埃菲尔铁塔于1889年建成。"},
         "vertical": {"claim": "2023年某央行将存款准备金率下调0.25个百分点。"},
         "extract_claims": {"paragraph": "华为于2019年发布了Mate 30手机。该手机首年销量达到1000万台。", "context": ""},
-        "review_claims": {"paragraph": "在小鼠实验中，药物K使血压降低了10%。", "claims": ["药物K使人类血压降低了10%。"]},
+        "review_claims": {"paragraph": "在小鼠实验中，药物K使血压降低了10%。",
+                          "claims": ["药物K使人类血压降低了10%。"]},
         "query_rewrite": {"claim": "2023年中国国内生产总值增长5.2%。"},
         "judge": {"claim": "青霉素于1938年被发现。", "evidence": ["弗莱明于1928年发现了青霉素。"]},
-        "paragraphs": {"document": "# 标题\n\n第一段包含足够多的中文字符来成为独立段落。\n\n第二段同样包含足够多的文字内容。"},
+        "paragraphs": {"document": "# 标题\n\n第一段包含足够多的中文字符来成为独立段落。\n\n"
+                                   "第二段同样包含足够多的文字内容。"},
     },
 }
 

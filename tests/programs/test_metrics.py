@@ -80,5 +80,6 @@ def test_paragraphs_metric_boundary_f1():
     perfect = paragraphs.metric(gold, dspy.Prediction(paragraphs=[{"start": 0, "end": 16}, {"start": 16, "end": 34},
                                                                    {"start": 34, "end": len(doc)}]))
     assert perfect.score == 1.0
-    merged = paragraphs.metric(gold, dspy.Prediction(paragraphs=[{"start": 0, "end": 34}, {"start": 34, "end": len(doc)}]))
+    merged = paragraphs.metric(gold, dspy.Prediction(paragraphs=[{"start": 0, "end": 34},
+                                                                  {"start": 34, "end": len(doc)}]))
     assert merged.score == pytest.approx(2 / 3) and "Missed a paragraph break" in merged.feedback

@@ -1,0 +1,56 @@
+"""verify.py end to end with the local 0.5B model on a short English and a short Chinese report against the
+bundled corpus (real llama.cpp server, real MiniLM index). Marked `llm`; asserts structure and that a planted
+contradiction of a tier-1 source is not labelled `correct`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from factlab.config import compose_config
+from factlab.pipeline.verify import run
+from factlab.schema import LABELS, RISK_LEVELS
+
+pytestmark = pytest.mark.llm
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "datasets" / "bundled" / "examples"
+PLANTED = {"en": ("report_en_short.md", "1932"), "zh": ("report_zh_short.md", "3.2万公里")}
+
+
+@pytest.fixture(scope="module", params=sorted(PLANTED))
+def verified(request, tmp_path_factory):
+    name, marker = PLANTED[request.param]
+    out = tmp_path_factory.mktemp(f"verify-{request.param}")
+    cfg = compose_config("verify", [f"input={EXAMPLES / name}", f"sources={ROOT / 'datasets/bundled/corpus'}",
+                                    f"output_dir={out}", f"index_dir={out / 'index'}", "k=3", "progress=false",
+                                    "claim_cache.enabled=false"])
+    result = run(cfg)
+    return out, result, marker, (EXAMPLES / name).read_text(encoding="utf-8")
+
+
+def test_cards_and_report_are_written_with_structure(verified):
+    out, result, _, text = verified
+    cards = json.loads((out / "cards.json").read_text())
+    html = (out / "report.html").read_text()
+    assert cards["paragraphs"] and result["summary"]["claims"] >= 3
+    for p in cards["paragraphs"]:
+        assert p["risk_level"] in RISK_LEVELS and p["end"] > p["start"]
+        assert text[p["start"]:p["end"]] == p["text"]
+        for c in p["claims"]:
+            assert c["label"] in (*LABELS, None)
+            assert c["error"] or not c["checkworthy"] or c["suggested_action"]
+            for e in c["evidence"]:
+                assert e["chunk_id"].startswith(e["source_id"] + "#p") and e["tier"] in (1, 2, 3)
+    assert "<html" in html.lower() and cards["paragraphs"][0]["paragraph_id"] in html
+    costs = result["costs"]
+    assert costs["judge"]["calls"] > 0 and costs["retrieval"]["items"] > 0
+
+
+def test_planted_tier1_contradiction_is_not_correct(verified):
+    out, _, marker, _ = verified
+    cards = json.loads((out / "cards.json").read_text())
+    planted = [c for p in cards["paragraphs"] for c in p["claims"] if marker in c["text"] and c["checkworthy"]]
+    assert planted, f"no claim carries the planted error {marker!r}"
+    assert all(c["label"] != "correct" for c in planted), [(c["text"], c["label"]) for c in planted]
