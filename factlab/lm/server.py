@@ -63,6 +63,13 @@ def _healthy(port: int, alias: str, timeout: float = 2.0, tries: int = 1) -> boo
     return False
 
 
+def _listening(port: int) -> bool:
+    """Whether something accepts TCP connections on 127.0.0.1:`port`."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(2.0)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
 def _die_with_parent() -> None:
     """Runs in the server's child process: ask Linux to SIGTERM it when the owning process dies (even by
     SIGKILL), so no orphaned server keeps the CPU busy."""
@@ -100,7 +107,7 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
         ServerStartError: the model file is missing, the process died, or health did not come in time.
     """
     model_path = Path(model_path)
-    if alias in _RUNNING and _healthy(_RUNNING[alias].port, alias, timeout=10.0, tries=3):
+    if alias in _RUNNING and _alive(_RUNNING[alias].pid) and _listening(_RUNNING[alias].port):
         return _RUNNING[alias]
     if not model_path.exists():
         raise ServerStartError(f"model file {model_path} does not exist (alias {alias!r})")
@@ -110,8 +117,9 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
     with FileLock(str(registry) + ".lock", timeout=start_timeout_s + 30):
         if registry.exists():
             info = json.loads(registry.read_text())
-            if (info.get("model_path") == str(model_path) and _alive(info["pid"])
-                    and _healthy(info["port"], alias, timeout=10.0, tries=3)):
+            # A busy llama.cpp server can hold /v1/models for a whole generation: a listening port of the
+            # recorded live process is enough to reuse it (a second server would only halve both).
+            if info.get("model_path") == str(model_path) and _alive(info["pid"]) and _listening(info["port"]):
                 server = LocalServer(model_path, alias, info["port"], info["pid"], owned=False)
                 _RUNNING[alias] = server
                 return server
