@@ -68,3 +68,20 @@ def test_server_that_dies_names_model_and_port(tmp_path):
     with pytest.raises(ServerStartError) as err:
         ensure_server(bogus, "bogus", port=38517, start_timeout_s=60, state_dir=tmp_path)
     assert str(bogus) in str(err.value) and "38517" in str(err.value)
+
+
+def test_running_server_of_same_model_is_reused(tmp_path):
+    import json
+    import os
+    import socket
+
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        (tmp_path / "reuse-alias.json").write_text(json.dumps({"model_path": str(model), "port": port,
+                                                                "pid": os.getpid()}))
+        server = ensure_server(model, "reuse-alias", state_dir=tmp_path)
+    assert server.port == port and server.owned is False
