@@ -91,7 +91,7 @@ def _alive(pid: int) -> bool:
 
 def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threads: int | None = None,
                   port: int | None = None, start_timeout_s: float = 180.0,
-                  state_dir: str | Path | None = None) -> LocalServer:
+                  state_dir: str | Path | None = None, reuse_running: bool = True) -> LocalServer:
     """Return a healthy server for `model_path`, reusing a running one or starting a new one.
 
     Args:
@@ -102,6 +102,8 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
         port: fixed port; default a free one.
         start_timeout_s: how long to wait for health before giving up.
         state_dir: where the registry of running servers and their logs live.
+        reuse_running: reuse a server another live process started for the same file. It saves a start and
+            CPU, but that server stops when its owner exits, even mid-run of this process.
 
     Raises:
         ServerStartError: the model file is missing, the process died, or health did not come in time.
@@ -115,7 +117,7 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
     state.mkdir(parents=True, exist_ok=True)
     registry = state / f"{alias}.json"
     with FileLock(str(registry) + ".lock", timeout=start_timeout_s + 30):
-        if registry.exists():
+        if reuse_running and registry.exists():
             info = json.loads(registry.read_text())
             # A busy llama.cpp server can hold /v1/models for a whole generation: a listening port of the
             # recorded live process is enough to reuse it (a second server would only halve both).

@@ -15,26 +15,34 @@ from factlab.schema import LABELS, RISK_LEVELS
 
 pytestmark = pytest.mark.llm
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "datasets" / "bundled" / "examples"
-PLANTED = {"en": ("report_en_short.md", "1932"), "zh": ("report_zh_short.md", "3.2万公里")}
+# Short documents keep CI fast; each plants one contradiction of a tier-1 source of the bundled corpus
+# (ena-penicillin-nlm: 1928; zha-gen-07: 4.8万公里) next to an opinion that must stay unchecked.
+DOCS = {
+    "en": ("# Penicillin\n\nPenicillin was discovered by Alexander Fleming in 1932 at St Mary's Hospital in London.\n\n"
+           "Honestly, I think this is one of the most elegant stories in all of science.\n", "1932"),
+    "zh": ("# 铁路简报\n\n截至2024年底，全国高速铁路营业里程为3.2万公里。\n\n"
+           "我认为这些成就令人振奋，值得每个人骄傲。\n", "3.2万公里"),
+}
 
 
-@pytest.fixture(scope="module", params=sorted(PLANTED))
+@pytest.fixture(scope="module", params=sorted(DOCS))
 def verified(request, tmp_path_factory):
-    name, marker = PLANTED[request.param]
+    text, marker = DOCS[request.param]
     out = tmp_path_factory.mktemp(f"verify-{request.param}")
-    cfg = compose_config("verify", [f"input={EXAMPLES / name}", f"sources={ROOT / 'datasets/bundled/corpus'}",
+    doc = out / "report.md"
+    doc.write_text(text, encoding="utf-8")
+    cfg = compose_config("verify", [f"input={doc}", f"sources={ROOT / 'datasets/bundled/corpus'}",
                                     f"output_dir={out}", f"index_dir={out / 'index'}", "k=3", "progress=false",
                                     "claim_cache.enabled=false"])
     result = run(cfg)
-    return out, result, marker, (EXAMPLES / name).read_text(encoding="utf-8")
+    return out, result, marker, text
 
 
 def test_cards_and_report_are_written_with_structure(verified):
     out, result, _, text = verified
     cards = json.loads((out / "cards.json").read_text())
     html = (out / "report.html").read_text()
-    assert cards["paragraphs"] and result["summary"]["claims"] >= 3
+    assert cards["paragraphs"] and result["summary"]["claims"] >= 2
     for p in cards["paragraphs"]:
         assert p["risk_level"] in RISK_LEVELS and p["end"] > p["start"]
         assert text[p["start"]:p["end"]] == p["text"]
