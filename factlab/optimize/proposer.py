@@ -1,0 +1,174 @@
+"""Instruction proposers for GEPA: a plain-text one that small reflectors manage, and a guard that keeps empty,
+truncated or template-echo proposals from becoming an instruction.
+
+GEPA adopts whatever text the proposer returns (a known upstream problem: an empty or cut-off reflection becomes
+the new instruction). `GuardedProposer` checks each proposal and drops the bad ones; GEPA then skips that
+proposal without spending metric calls on it. Rejections are logged and kept in `rejected` for the run's table.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+_CLOSING = tuple(".!?。！？…)]}>\"'”’」』】*`")
+_OPEN_TAIL = tuple(",;:(-–—/&，；：、（")
+
+
+def proposal_problem(text: str, current: str, min_chars: int, max_chars: int, max_unpunctuated_tail: int,
+                     template_markers: Sequence[str]) -> str | None:
+    r"""Why a proposed instruction must not be adopted, or None when it is fine.
+
+    >>> args = dict(min_chars=20, max_chars=500, max_unpunctuated_tail=60, template_markers=["<side_info>"])
+    >>> proposal_problem("", "old", **args)
+    'empty'
+    >>> proposal_problem("Be brief.", "old", **args)
+    'too short: 9 < 20 characters'
+    >>> proposal_problem("Decide whether the text states a checkable fact, and", "old", **args)
+    "ends mid-sentence: '... checkable fact, and'"
+    >>> proposal_problem("Decide whether the text states a fact.\n- Numbers, dates and events count", "old", **args)
+    >>> proposal_problem("Decide whether the text states a checkable fact. Answer true for numbers, dates, events "
+    ...                  "and findings, and false for opinions", "old", **args)
+    "ends mid-sentence: '...d false for opinions'"
+    >>> proposal_problem("Same instruction as before, unchanged.", "Same instruction as before, unchanged.", **args)
+    'identical to the current instruction'
+    >>> proposal_problem("Rewrite this: <side_info> into an instruction.", "old", **args)
+    "echoes the reflection prompt ('<side_info>')"
+    """
+    stripped = (text or "").strip()
+    if not stripped:
+        return "empty"
+    if len(stripped) < min_chars:
+        return f"too short: {len(stripped)} < {min_chars} characters"
+    if len(stripped) > max_chars:
+        return f"too long: {len(stripped)} > {max_chars} characters"
+    if " ".join(stripped.split()) == " ".join((current or "").split()):
+        return "identical to the current instruction"
+    for marker in template_markers:
+        if marker and marker in stripped:
+            return f"echoes the reflection prompt ({marker!r})"
+    if stripped.count("```") % 2:
+        return "unclosed code fence"
+    last_line = stripped.splitlines()[-1].strip()
+    tail = f"'...{last_line[-20:]}'" if len(last_line) > 20 else repr(last_line)
+    dangling = last_line.endswith(_OPEN_TAIL) or re.search(r"\b(and|or|the|a|an|of|to|with|for)$", last_line, re.I)
+    if dangling or (len(last_line) > max_unpunctuated_tail and not last_line.endswith(_CLOSING)):
+        return f"ends mid-sentence: {tail}"
+    return None
+
+
+_RULE = re.compile(r"^\s*(-{3,}|\*{3,}|_{3,})\s*$")
+_OPENER = re.compile(r"^(certainly|sure|of course|okay|ok|here|below)\b.*:\s*$", re.IGNORECASE)
+
+
+def extract_instruction(answer: str) -> str:
+    r"""The instruction in a reflector's answer: its ``` block (GEPA's extractor); without one, the part between
+    the first two horizontal rules (---); without those, the answer minus a chatty opening line ("Sure! Here is...:").
+
+    >>> extract_instruction("Here it is:\n```\nBe exact.\n```\nHope it helps.")
+    'Be exact.'
+    >>> extract_instruction("Certainly! Below is the new instruction:\n---\nBe exact.\nCheck dates.\n---\nNotes.")
+    'Be exact.\nCheck dates.'
+    >>> extract_instruction("Sure, here is the instruction:\nBe exact about dates.")
+    'Be exact about dates.'
+    >>> extract_instruction("Be exact about dates.")
+    'Be exact about dates.'
+    """
+    from gepa.strategies.instruction_proposal import InstructionProposalSignature
+
+    if "```" in answer:
+        return InstructionProposalSignature.output_extractor(answer)["new_instruction"]
+    lines = answer.strip().splitlines()
+    rules = [index for index, line in enumerate(lines) if _RULE.match(line)]
+    if len(rules) >= 2:
+        return "\n".join(lines[rules[0] + 1:rules[1]]).strip()
+    if lines and _OPENER.match(lines[0].strip()):
+        lines = lines[1:]
+    return "\n".join(lines).strip()
+
+
+class GuardedProposer:
+    """Wrap a GEPA proposal function; reject (log, record, drop) proposals that fail `proposal_problem`.
+
+    Args:
+        inner: the proposer that asks the reflection LM, `(candidate, reflective_dataset, components_to_update)
+            -> {component: new text}`.
+        min_chars, max_chars, max_unpunctuated_tail, template_markers: see `proposal_problem`.
+    """
+
+    def __init__(self, inner: Callable[..., dict[str, str]], min_chars: int = 40, max_chars: int = 4000,
+                 max_unpunctuated_tail: int = 60, template_markers: Sequence[str] = ()) -> None:
+        self.inner = inner
+        self.limits = dict(min_chars=min_chars, max_chars=max_chars, max_unpunctuated_tail=max_unpunctuated_tail,
+                           template_markers=list(template_markers))
+        self.rejected: list[dict[str, Any]] = []
+        self.accepted: list[dict[str, Any]] = []
+
+    def _reject(self, component: str, text: str, reason: str) -> None:
+        logger.warning("GEPA proposal for %s rejected (%s): %r", component, reason, (text or "")[:200])
+        self.rejected.append({"component": component, "reason": reason, "text": text})
+
+    def __call__(self, candidate: dict[str, str], reflective_dataset: Mapping[str, Sequence[Mapping[str, Any]]],
+                 components_to_update: list[str]) -> dict[str, str]:
+        try:
+            proposals = self.inner(candidate=candidate, reflective_dataset=reflective_dataset,
+                                   components_to_update=components_to_update)
+        except Exception as exc:  # a reflector that fails to answer is a rejected proposal, not a crashed run
+            for name in components_to_update:
+                self._reject(name, "", f"proposer raised {type(exc).__name__}: {str(exc)[:300]}")
+            return {}
+        kept = {}
+        for name, text in proposals.items():
+            problem = proposal_problem(text, candidate.get(name, ""), **self.limits)
+            if problem:
+                self._reject(name, text, problem)
+            else:
+                kept[name] = text.strip()
+                self.accepted.append({"component": name, "text": kept[name]})
+        return kept
+
+
+class FencedProposer:
+    """GEPA's own reflection prompt as plain text; the new instruction is read from the ``` block of the answer
+    (`extract_instruction`: small reflectors often skip the fences and wrap the text in "Certainly! ...").
+
+    No JSON or field markers to get right, which is what small reflectors fail at. Runs on `dspy.settings.lm`
+    (GEPA scopes the reflection LM around the call).
+
+    Args:
+        max_tokens: completion budget per proposal; None = the LM's own max_tokens.
+        prompt_template: GEPA prompt with `<curr_param>` and `<side_info>`; None = GEPA's default.
+    """
+
+    def __init__(self, max_tokens: int | None = None, prompt_template: str | None = None) -> None:
+        self.max_tokens = max_tokens
+        self.prompt_template = prompt_template
+        self.raw_outputs: list[str] = []
+
+    def __call__(self, candidate: dict[str, str], reflective_dataset: Mapping[str, Sequence[Mapping[str, Any]]],
+                 components_to_update: list[str]) -> dict[str, str]:
+        import dspy
+        from gepa.strategies.instruction_proposal import InstructionProposalSignature
+
+        lm = dspy.settings.lm
+        if lm is None:
+            raise RuntimeError("FencedProposer needs an LM in context: pass reflection_lm to dspy.GEPA")
+        kwargs = {"max_tokens": self.max_tokens} if self.max_tokens else {}
+        out = {}
+        for name in components_to_update:
+            if name not in candidate or name not in reflective_dataset:
+                continue
+            prompt = InstructionProposalSignature.prompt_renderer({
+                "current_instruction_doc": candidate[name],
+                "dataset_with_feedback": [dict(example) for example in reflective_dataset[name]],
+                "prompt_template": self.prompt_template,
+            })
+            answer = lm(prompt, **kwargs)[0]
+            text = answer["text"] if isinstance(answer, dict) else str(answer)
+            self.raw_outputs.append(text)
+            out[name] = extract_instruction(text)
+        return out

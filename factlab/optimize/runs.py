@@ -1,0 +1,124 @@
+"""Run-specific directories: one per resolved config, so the same command resumes and another never does.
+
+The directory name carries a hash of the resolved config (minus `fingerprint_ignore` keys such as tracking) and of
+the dataset's content. It holds `fingerprint.json` (what was hashed), GEPA's checkpoint, the compiled program and
+`mlflow_runs.json` (tracking URI -> MLflow run id), so a resumed run logs into the MLflow run it started.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+FINGERPRINT_FILE = "fingerprint.json"
+MLFLOW_RUNS_FILE = "mlflow_runs.json"
+
+
+class RunDirError(RuntimeError):
+    """A run dir holds another config's state, or resuming was refused."""
+
+
+def drop_keys(config: Mapping[str, Any], dotted_keys: Iterable[str]) -> dict[str, Any]:
+    """A deep copy of `config` without the dotted keys (missing keys are ignored).
+
+    >>> drop_keys({"a": {"b": 1, "c": 2}, "d": 3}, ["a.b", "d", "x.y"])
+    {'a': {'c': 2}}
+    """
+    out = copy.deepcopy(dict(config))
+    for key in dotted_keys:
+        *parents, leaf = key.split(".")
+        node = out
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+            if node is None:
+                break
+        if isinstance(node, dict):
+            node.pop(leaf, None)
+    return out
+
+
+def fingerprint(config: Mapping[str, Any], ignore: Iterable[str], data_hash: str) -> dict[str, Any]:
+    """What identifies a run: the config without the ignored keys, plus the dataset's content hash."""
+    return {"config": drop_keys(config, ignore), "dataset_content_hash": data_hash}
+
+
+def config_hash(print_: Mapping[str, Any], length: int = 12) -> str:
+    """Short sha256 of a fingerprint's canonical JSON.
+
+    >>> config_hash({"a": 1}) == config_hash({"a": 1}) != config_hash({"a": 2})
+    True
+    """
+    text = json.dumps(print_, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
+
+
+def prepare_run_dir(runs_dir: str | Path, stage: str, optimizer: str, print_: Mapping[str, Any],
+                    resume: bool) -> tuple[Path, bool]:
+    """Create (or reopen) `<runs_dir>/<stage>/<optimizer>-<hash>` and check it belongs to this fingerprint.
+
+    Returns:
+        (the run dir, whether it already existed, i.e. this run resumes).
+
+    Raises:
+        RunDirError: the dir holds a different fingerprint, or it exists and `resume` is false.
+    """
+    run_dir = Path(runs_dir).resolve() / stage / f"{optimizer}-{config_hash(print_)}"
+    stamp = run_dir / FINGERPRINT_FILE
+    wanted = json.loads(json.dumps(print_, sort_keys=True, ensure_ascii=False, default=str))
+    if stamp.exists():
+        found = json.loads(stamp.read_text(encoding="utf-8"))
+        if found != wanted:
+            raise RunDirError(f"{run_dir} holds the state of another config ({stamp}); delete the folder or "
+                              "change runs_dir")
+        if not resume:
+            raise RunDirError(f"{run_dir} exists and resume=false; delete it to start over, or pass resume=true")
+        return run_dir, True
+    run_dir.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(json.dumps(wanted, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    return run_dir, False
+
+
+def claim_state_dir(state_dir: str | Path, print_: Mapping[str, Any]) -> Path:
+    """Stamp an optimizer state dir (e.g. an explicit GEPA log_dir) with the fingerprint, or refuse a foreign one.
+
+    GEPA resumes from any `gepa_state.bin` it finds in its log_dir; this makes sure the state there is ours.
+
+    Raises:
+        RunDirError: the dir was stamped by a different config, or holds unstamped state.
+    """
+    state_dir = Path(state_dir).resolve()
+    stamp = state_dir / FINGERPRINT_FILE
+    wanted = json.loads(json.dumps(print_, sort_keys=True, ensure_ascii=False, default=str))
+    if stamp.exists():
+        if json.loads(stamp.read_text(encoding="utf-8")) != wanted:
+            raise RunDirError(f"optimizer state dir {state_dir} belongs to another config ({stamp}); resuming it "
+                              "would continue that run. Delete the folder or set optimizer.log_dir=null")
+        return state_dir
+    if state_dir.exists() and any(state_dir.iterdir()):
+        raise RunDirError(f"optimizer state dir {state_dir} holds state of unknown origin; GEPA would silently resume "
+                          "it. Delete the folder or set optimizer.log_dir=null")
+    state_dir.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(json.dumps(wanted, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    return state_dir
+
+
+def recorded_mlflow_run(run_dir: Path, tracking_uri: str | None) -> str | None:
+    """The MLflow run id this run dir started on `tracking_uri`, if any."""
+    path = run_dir / MLFLOW_RUNS_FILE
+    if tracking_uri is None or not path.exists():
+        return None
+    return json.loads(path.read_text(encoding="utf-8")).get(tracking_uri)
+
+
+def record_mlflow_run(run_dir: Path, tracking_uri: str | None, run_id: str | None) -> None:
+    """Remember the MLflow run id of this run dir on `tracking_uri` (no-op without tracking)."""
+    if tracking_uri is None or run_id is None:
+        return
+    path = run_dir / MLFLOW_RUNS_FILE
+    runs = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    runs[tracking_uri] = run_id
+    path.write_text(json.dumps(runs, indent=2) + "\n", encoding="utf-8")
