@@ -1,0 +1,97 @@
+"""What every recipe gets from train.py: the split cases, the teacher, the tracker and its own work folder.
+
+The work folder is `<output_root>/<recipe>/<digest>` where the digest covers everything that decides the trained
+weights (recipe, teacher, dataset content, splits, seed), so rerunning the same config after an interruption finds
+its checkpoints and resumes, and a changed config never resumes someone else's run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from factlab.tracking import NullTracker
+from factlab.train.tasks import Row
+
+
+@dataclass
+class TrainJob:
+    """The inputs of a recipe besides its own settings.
+
+    Attributes:
+        splits: split name -> cases (train / val / test).
+        teacher: a GoldTeacher or LMTeacher (conf/teacher/*).
+        tracker: an MLflowTracker or NullTracker, inside its run.
+        work_dir: checkpoints, the final model and the evaluation files go here.
+        seed: the seed of sampling, initialisation and data order.
+        resume: continue from the last checkpoint in work_dir.
+        registered_name: the MLflow registry name of the trained model.
+        dataset: the dataset name(s), for tags and the model card.
+    """
+
+    splits: dict[str, list[dict]]
+    teacher: object
+    tracker: object = field(default_factory=NullTracker)
+    work_dir: Path = Path("outputs/train/work")
+    seed: int = 0
+    resume: bool = True
+    registered_name: str = "factlab-model"
+    dataset: str = ""
+
+
+def config_digest(cfg: DictConfig, dataset_hash: str) -> str:
+    """12 hex digits over the config that decides the trained weights (not tracking, output paths or resume)."""
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    keep = {key: resolved[key] for key in ("recipe", "teacher", "splits", "seed")}
+    keep["dataset"] = dataset_hash
+    return hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def prepare_job(cfg: DictConfig, tracker) -> tuple[TrainJob, dict]:
+    """Load and split the dataset, build the teacher, pick the work folder.
+
+    Returns:
+        The job and params to log (dataset content hash, work folder, split sizes).
+    """
+    from hydra.utils import instantiate
+
+    from factlab.data.registry import load_dataset
+    from factlab.data.splits import split_cases
+
+    dataset = load_dataset(cfg.dataset)
+    splits = split_cases(dataset.cases, cfg.splits, cfg.seed)
+    teacher = instantiate(cfg.teacher, _recursive_=False)  # the LM config stays a config until it is needed
+    work_dir = Path(cfg.output_root) / cfg.recipe.name / config_digest(cfg, dataset.content_hash)
+    job = TrainJob(splits=splits, teacher=teacher, tracker=tracker, work_dir=work_dir, seed=cfg.seed,
+                   resume=cfg.resume, registered_name=cfg.registered_name, dataset=dataset.name)
+    params = {"dataset/content_hash": dataset.content_hash, "work_dir": str(work_dir.resolve()),
+              **{f"data/{name}_cases": len(cases) for name, cases in splits.items()}}
+    return job, params
+
+
+def sample_rows(rows: list[Row], limit: int | None, seed: int) -> list[Row]:
+    """At most `limit` rows, a seeded sample that keeps the input order (all rows when limit is None).
+
+    >>> [r.text for r in sample_rows([Row({}, t) for t in "abcde"], 3, seed=0)]
+    ['a', 'd', 'e']
+    """
+    if limit is None or len(rows) <= limit:
+        return list(rows)
+    keep = set(random.Random(seed).sample(range(len(rows)), limit))
+    return [row for i, row in enumerate(rows) if i in keep]
+
+
+def run_recipe(recipe: DictConfig, job: TrainJob) -> dict:
+    """Call the recipe's `_target_` with its settings and the job.
+
+    The job goes in apart from the settings: as a kwarg of `hydra.utils.call` it would be merged into the config,
+    copying every case into OmegaConf (a minute for the bundled data alone).
+    """
+    from hydra.utils import call
+
+    return call(recipe, _partial_=True, _recursive_=False)(job=job)

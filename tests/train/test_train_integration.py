@@ -1,0 +1,77 @@
+"""train.py end to end: `recipe=distill_judge` on the bundled dataset for one short epoch with the packaged MiniLM,
+logged and registered in a throwaway MLflow store; then the registered judge answers through the stage loader
+(slow) and runs as the judge of the full verify pipeline (llm: the other stages need the local 0.5B model).
+
+    pytest -m "slow or llm" tests/train/test_train_integration.py
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from factlab.config import CONF_DIR, compose_config
+from factlab.schema import RELATIONS
+from factlab.train.classify import JudgeClassifier, load_stage_classifier
+
+REPO_ROOT = CONF_DIR.parent
+
+
+def train_entry_point():
+    spec = importlib.util.spec_from_file_location("train_entry", REPO_ROOT / "train.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """One short epoch of distill_judge on bundled (packaged MiniLM), tracked in a temporary MLflow store."""
+    root = tmp_path_factory.mktemp("train_integration")
+    patch = pytest.MonkeyPatch()
+    store = f"sqlite:///{root / 'mlflow.db'}"
+    for key, value in {"FACTLAB_MLFLOW_URI": store, "FACTLAB_MLFLOW_ARTIFACTS": str(root / "artifacts"),
+                       "MLFLOW_TRACKING_URI": store, "FACTLAB_CACHE": str(root / "cache")}.items():
+        patch.setenv(key, value)
+    cfg = compose_config("train", ["recipe=distill_judge", "recipe.epochs=1", "recipe.eval_every=8",
+                                   "recipe.max_rows.val=64", f"output_root={root / 'out'}", "threads=1"])
+    result = train_entry_point().run(cfg)
+    yield result
+    patch.undo()
+
+
+@pytest.mark.slow
+def test_train_py_registers_a_measured_judge(trained):
+    assert trained["model_uri"].startswith("models:/factlab-distill_judge/"), trained["model_uri"]
+    assert trained["run_id"] and trained["train/steps"] >= 1
+    for key in ("test/macro_f1", "test/balanced_accuracy", "test/accuracy", "test/agreement_with_teacher",
+                "test/items_per_s", "model/parameters", "model/size_mb"):
+        assert key in trained, key
+    assert trained["model/parameters"] > 20_000_000  # MiniLM-L6 + a 5-way head
+    assert 0.0 <= trained["test/macro_f1"] <= 1.0 and trained["headline"] == trained["test/macro_f1"]
+
+
+@pytest.mark.slow
+def test_registered_judge_answers_as_the_stage(trained):
+    judge = load_stage_classifier("judge", trained["model_uri"])
+    assert isinstance(judge, JudgeClassifier)
+    pred = judge(claim="Penicillin was discovered by Alexander Fleming in 1938.",
+                 evidence=["Alexander Fleming discovered penicillin in 1928.", "弗莱明于1928年发现了青霉素。"])
+    assert pred.relation in RELATIONS and len(pred.judgments) == 2 and 0.0 <= pred.confidence <= 1.0
+
+
+@pytest.mark.llm
+def test_verify_pipeline_runs_with_the_trained_judge(trained, tmp_path):
+    from factlab.pipeline.verify import build_stages, run
+
+    cfg = compose_config("verify", [
+        f"input={REPO_ROOT / 'datasets/bundled/examples/report_en_short.md'}",
+        f"sources={REPO_ROOT / 'datasets/bundled/corpus'}", f"output_dir={tmp_path / 'verify'}",
+        "stage.judge.backend=classifier", f"stage.judge.model={trained['model_uri']}", "claim_cache.enabled=false",
+        "progress=false"])
+    assert isinstance(build_stages(cfg)["judge"], JudgeClassifier)
+    summary = run(cfg)
+    assert summary["summary"]["claims"] >= 1
+    assert summary["costs"]["judge"]["items"] >= 1, "the trained judge never ran"
+    assert (tmp_path / "verify" / "cards.json").stat().st_size > 0
