@@ -37,6 +37,7 @@ _CASE_FIELDS = {
     "case_id": (str, True), "lang": (str, True), "text": (str, True), "vertical": (str, False),
     "error_type": (str, False), "paragraphs": (list, False), "sentences": (list, False), "claims": (list, False),
     "review": (list, False), "corpus": (str, False), "sources": (list, False), "split": (str, False),
+    "provenance": (dict, False),  # where a reflowed row came from (scripts/reflow.py): run id, case id, method
 }
 _CLAIM_FIELDS = {
     "claim_id": (str, True), "text": (str, True), "sentence": (str, False), "paragraph": (int, False),
@@ -92,7 +93,7 @@ def _check_fields(obj: object, spec: dict, path: str, where: str) -> dict:
         value = obj[key]
         wrong = not isinstance(value, types) or (isinstance(value, bool) and types is not bool)
         if wrong:
-            names = {str: "string", int: "integer", bool: "boolean", list: "list"}
+            names = {str: "string", int: "integer", bool: "boolean", list: "list", dict: "object"}
             raise CaseError(where, prefix + key, f"expected {names[types]}, got {_kind(value)} {_show(value)}")
         if types is str and required and not value.strip():
             raise CaseError(where, prefix + key, "expected a non-empty string, got ''")

@@ -10,13 +10,14 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from hydra.utils import get_method, instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from factlab.data.cases import canonical_json
+from factlab.data.cases import canonical_json, load_cases
 from factlab.data.errors import DatasetConfigError
-from factlab.data.loaders.build import config_file
+from factlab.data.loaders.build import config_file, resolve_path
 
 
 @dataclass(frozen=True)
@@ -47,11 +48,30 @@ def load_dataset(cfg: DictConfig | dict) -> Dataset:
             raise DatasetConfigError(f"dataset config: expected key {key!r}, got keys {', '.join(cfg)}")
     # Call the loader ourselves (not through instantiate) so its CaseError reaches the user unwrapped.
     loader = get_method(cfg._target_)
-    arguments = instantiate(OmegaConf.masked_copy(cfg, [key for key in cfg if key != "_target_"]), _convert_="all")
+    own = [key for key in cfg if key not in ("_target_", "extra")]  # `extra` is ours, not the loader's
+    arguments = instantiate(OmegaConf.masked_copy(cfg, own), _convert_="all")
     cases = loader(**arguments)
     if not cases:
         raise DatasetConfigError(f"{config_file(cfg.name)}: expected at least one case, got none")
+    if "extra" in cfg and cfg.extra:
+        cases = cases + load_extra(cfg.extra)
     return Dataset(name=cfg.name, cases=cases, content_hash=content_hash(cases))
+
+
+def load_extra(name: str) -> list[dict]:
+    """The rows `dataset.extra=<name>` adds: every case file under datasets/<name>/<stage>/ (a path is taken as
+    given), e.g. the bad cases scripts/reflow.py exported. They always go to train (`split` set), so they never move
+    a dataset's own cases between splits nor reach val / test.
+
+    Raises:
+        DatasetConfigError: no case file there.
+    """
+    folder = resolve_path(Path("datasets") / str(name))
+    paths = sorted(folder.glob("*/*.jsonl"))
+    if not paths:
+        raise DatasetConfigError(f"dataset.extra={name}: no case files at {folder}/<stage>/*.jsonl; export some "
+                                 "with `python scripts/reflow.py run=<evaluate run id>`, or drop dataset.extra")
+    return [{**case, "split": "train"} for case in load_cases(paths)]
 
 
 def content_hash(cases: Iterable[dict]) -> str:

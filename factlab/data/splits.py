@@ -137,8 +137,12 @@ def split_cases(cases: list[dict], fractions: Mapping[str, float], seed: int) ->
 
     Returns:
         split name -> its cases in input order (every split of `fractions` present, possibly empty).
+
+    A case that already names its `split` (a row added by `dataset.extra`) keeps it and takes no part in the
+    assignment, so adding such rows never moves the other cases.
     """
-    assignment = assign_splits(cases, fractions, seed)
+    assignment = assign_splits([case for case in cases if "split" not in case], fractions, seed)
+    assignment.update((case["case_id"], case["split"]) for case in cases if "split" in case)
     splits: dict[str, list[dict]] = {name: [] for name in fractions}
     for case in cases:
         split = assignment[case["case_id"]]
