@@ -49,10 +49,10 @@ class LMHandle:
         calls = cache_hits = prompt = completion = 0
         for entry in self.lm.history:
             calls += 1
-            if getattr(entry.get("response"), "cache_hit", False):
+            usage = entry.get("usage") or {}
+            if getattr(entry.get("response"), "cache_hit", False) or not usage:  # served from DSPy's cache
                 cache_hits += 1
                 continue
-            usage = entry.get("usage") or {}
             prompt += int(usage.get("prompt_tokens") or 0)
             completion += int(usage.get("completion_tokens") or 0)
         return {"calls": calls, "cache_hits": cache_hits, "prompt_tokens": prompt, "completion_tokens": completion}
