@@ -1,0 +1,1 @@
+"""Agents built on the pipeline's pieces: multi-round search checkers (conf/checker/<name>.yaml)."""

@@ -1,0 +1,60 @@
+"""The CPU GRPO path: TRL's GRPOTrainer with the search environment and factlab's reward, on a tiny local Qwen2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from transformers.utils import get_json_schema
+
+from factlab.train.grpo_cpu import SearchEnvironment, grpo_config, load_rows, render_completion, train_grpo, verl_reward
+from factlab.train.rl_format import SEARCH_TOOL_SCHEMA
+
+
+def test_trl_sees_the_same_tool_schema_as_verl():
+    schema = get_json_schema(SearchEnvironment("http://127.0.0.1:1/retrieve", 3).search)
+    assert schema["function"].pop("return") == {"type": "string"}  # transformers adds it; the chat template skips it
+    assert schema == SEARCH_TOOL_SCHEMA
+
+
+def test_environment_searches_the_rows_corpus(service, rl_data):
+    env = SearchEnvironment(service.url, topk=2)
+    row = load_rows(rl_data["files"]["train"], limit=1)[0]
+    env.reset(**row)
+    assert env.corpus == rl_data["corpus"]
+    text = env.search("Fleming penicillin 1928 St Mary's Hospital")
+    assert text.startswith("[ena-penicillin") and len(text.splitlines()) <= 2
+
+
+def test_verl_reward_scores_trl_conversations_like_verl_text():
+    reward = verl_reward(format_weight=0.1, recall_weight=0.0)
+    gt = {"ground_truth": {"relation": "contradict", "label": "wrong", "chunk_ids": []}}
+    good = [{"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {
+        "name": "search", "arguments": {"query": "x"}}}]}, {"role": "tool", "content": "[a#p1-c1] (tier 1) y"},
+        {"role": "assistant", "content": '<answer>{"relation": "contradict"}</answer>'}]
+    bad = [{"role": "assistant", "content": '<answer>{"relation": "support"}</answer>'}]
+    scores = reward([[]] * 2, [good, bad], ["factlab/bundled"] * 2, [gt, gt], [{}, {}])
+    assert scores == [1.0, pytest.approx(0.05)]
+    assert "<tool_response>" in render_completion(good)
+
+
+@pytest.mark.slow
+def test_two_grpo_steps_move_the_lora_weights(tiny_qwen, rl_data, service, tmp_path):
+    train = load_rows(rl_data["files"]["train"], limit=4)
+    lengths = []
+
+    def varying(completions, **kwargs):  # the tiny random model never answers: give GRPO a spread to learn from
+        texts = [render_completion(c) for c in completions]
+        lengths.extend(len(t) for t in texts)
+        return [(len(t) % 7) / 7 for t in texts]
+
+    config = grpo_config(tmp_path / "trl", max_steps=2, batch_size=1, num_generations=4, max_completion_length=24,
+                         max_tool_calls=1, learning_rate=5e-2, temperature=1.0, beta=0.0, bf16=False, seed=0)
+    peft = {"enabled": True, "r": 4, "alpha": 8, "dropout": 0.0, "target_modules": ["q_proj", "v_proj"]}
+    trainer, _ = train_grpo(tiny_qwen, train, None, service.url, 2, config, peft,
+                            [verl_reward(0.1, 0.1), varying])
+    rewards = [entry["reward"] for entry in trainer.state.log_history if "reward" in entry]
+    assert len(rewards) == 2 and len(set(lengths)) > 1
+    lora_b = {name: p for name, p in trainer.model.named_parameters() if "lora_B" in name}
+    assert lora_b and any(float(p.abs().sum()) > 0 for p in lora_b.values()), "LoRA B started at zero and never moved"
+    assert json.dumps(trainer.state.log_history)  # every logged value is plain JSON (what the tracker forwards)
