@@ -24,16 +24,6 @@ _INPUTS = {  # stage -> how the CLI's --text/--file, --context, --claims, --evid
 }
 
 
-def _jsonable(value):
-    if hasattr(value, "__dataclass_fields__"):
-        return {k: _jsonable(v) for k, v in vars(value).items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m factlab.cli", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -52,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     from factlab.config import compose_config
     from factlab.lm.errors import call_safely
     from factlab.programs.build import build_program
+    from factlab.schema import to_jsonable
     from factlab.textio import InputError, read_text_file, require_text
 
     try:
@@ -79,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     if error:
         out["error"] = str(error)
     else:
-        out["output"] = _jsonable(dict(pred.items()))
+        out["output"] = to_jsonable(dict(pred.items()))
     print(json.dumps(out, ensure_ascii=False, indent=2))
     return 1 if error else 0
 

@@ -78,6 +78,21 @@ def detect_language(text: str) -> str:
     return "zh" if letters and cjk / letters >= 0.2 else "en"
 
 
+def to_jsonable(value):
+    """Dataclasses (Judgment, Evidence ...), lists and dicts as plain JSON-able values.
+
+    >>> to_jsonable([Judgment("support", 0.9, "same year")])
+    [{'relation': 'support', 'confidence': 0.9, 'reason': 'same year'}]
+    """
+    if hasattr(value, "__dataclass_fields__"):
+        return {k: to_jsonable(v) for k, v in vars(value).items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_jsonable(v) for k, v in value.items()}
+    return value
+
+
 @dataclass
 class Evidence:
     """One evidence snippet as retrieval hands it to the judge and the cards show it."""

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from factlab.schema import to_jsonable
 from factlab.train.tasks import Row
 
 # Fields of an LM config that change how it runs, not what it answers: left out of the teacher's identity.
@@ -147,7 +148,7 @@ class LMTeacher:
                 pred, error = call_safely(stage_cfg.name, program, **row.inputs)
                 value = None if error else target(pred)
                 record = {"key": key, "stage": stage_cfg.name, "inputs": row.inputs, "target": value,
-                          "output": None if error else _jsonable(dict(pred.items())),
+                          "output": None if error else to_jsonable(dict(pred.items())),
                           "error": str(error) if error else (None if value is not None else "no usable target"),
                           "gold": row.gold, "teacher": identity, "seconds": round(time.perf_counter() - start, 3),
                           "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
@@ -178,11 +179,3 @@ def _file_sha256(path: str) -> str:
     return hashlib.sha256(file.read_bytes()).hexdigest()
 
 
-def _jsonable(value):
-    if hasattr(value, "__dataclass_fields__"):
-        return {k: _jsonable(v) for k, v in vars(value).items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    return value
