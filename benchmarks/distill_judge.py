@@ -161,6 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_llm:
         for key, lm_name, label in LLMS:
             predicted, rate, failures = judge_with_llm(lm_name, items, args.threads)
+            OUT.mkdir(parents=True, exist_ok=True)  # kept as soon as known: an LLM pass takes up to an hour here
+            (OUT / f"predictions_{lm_name}.json").write_text(json.dumps(
+                {"items_per_s": rate, "failures": failures, "predicted": predicted, "gold": gold}))
             systems.append({"id": key, "system": label, **scores(gold, predicted, RELATIONS),
                             "items_per_s": round(rate, 3), "failures": failures,
                             "per_dataset": per_dataset(items, predicted, dataset_of)})
