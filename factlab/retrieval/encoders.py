@@ -11,6 +11,7 @@ is stored in the index manifest: embeddings are only reused by an encoder of the
 
 from __future__ import annotations
 
+import threading
 import zlib
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -93,6 +94,7 @@ class MiniLMEncoder:
         self.name = f"all-MiniLM-L6-v2/max{max_length}"
         self._model = None
         self._tokenizer = None
+        self._lock = threading.Lock()  # claims run in threads: the first encodes must not load the model twice
 
     def _load(self) -> None:
         from transformers import AutoModel, AutoTokenizer
@@ -107,7 +109,9 @@ class MiniLMEncoder:
         import torch
 
         if self._model is None:
-            self._load()
+            with self._lock:
+                if self._model is None:
+                    self._load()
         rows = []
         with torch.no_grad():
             for begin in range(0, len(texts), self.batch_size):
