@@ -96,14 +96,14 @@ def hf_from_gguf(lm: Mapping, cache_dir: str | Path | None = None, dtype: str = 
 
 def _convert(gguf_path: Path, target: Path, dtype: str) -> None:
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
     check_round_trip(tokenizer, source=f"tokenizer built from {gguf_path}")
-    model = AutoModelForCausalLM.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32,
-                                                 quantization_config=GgufConfig(dequantize=True))
-    # Dense weights now; what is left of the GGUF quantizer only blocks saving them.
-    model.hf_quantizer = None
+    # transformers dequantises every GGUF tensor to a dense float on load.
+    model = AutoModelForCausalLM.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32)
+    if getattr(model, "hf_quantizer", None) is not None:  # nothing quantised remains; a leftover blocks saving
+        model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model = model.to(getattr(torch, dtype))
