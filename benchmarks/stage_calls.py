@@ -60,6 +60,8 @@ def main() -> None:
                     stage_cfg.program.use_lm = True
                 program = build_program(stage_cfg)
                 stats = defaultdict(float)
+                kinds: dict[str, int] = defaultdict(int)
+                samples: dict[str, str] = {}
                 with handle.context():
                     for ex in examples[stage]:
                         before = len(handle.lm.history)
@@ -70,18 +72,23 @@ def main() -> None:
                         stats["lm_calls"] += len(handle.lm.history) - before
                         stats["failures"] += error is not None and error.kind in ("parse", "refusal")
                         stats["errors"] += error is not None
+                        if error is not None:
+                            kinds[error.kind] += 1
+                            samples.setdefault(error.kind, error.message[:200])
                 n = stats["calls"] or 1
                 rows.append({"model": model, "adapter": adapter, "stage": stage, "calls": int(stats["calls"]),
                              "lm_calls": int(stats["lm_calls"]), "s_per_call": stats["seconds"] / n,
                              "s_per_lm_call": stats["seconds"] / max(1, stats["lm_calls"]),
-                             "parse_failures": int(stats["failures"]), "errors": int(stats["errors"])})
+                             "parse_failures": int(stats["failures"]), "errors": int(stats["errors"]),
+                             "error_kinds": dict(kinds), "error_samples": samples})
                 print(json.dumps(rows[-1]), flush=True)
     header = (f"{'model':14} {'adapter':7} {'stage':15} {'calls':>5} {'lm':>4} {'s/call':>7} {'s/lm':>6} "
-              f"{'parse fail':>10}")
+              f"{'parse fail':>10} {'other errors':12}")
     print("\n" + header + "\n" + "-" * len(header))
     for r in rows:
         print(f"{r['model']:14} {r['adapter']:7} {r['stage']:15} {r['calls']:5d} {r['lm_calls']:4d} "
-              f"{r['s_per_call']:7.2f} {r['s_per_lm_call']:6.2f} {r['parse_failures']:>4d}/{r['calls']:<5d}")
+              f"{r['s_per_call']:7.2f} {r['s_per_lm_call']:6.2f} {r['parse_failures']:>4d}/{r['calls']:<5d} "
+              f"{', '.join(f'{k} {v}' for k, v in r['error_kinds'].items() if k not in ('parse', 'refusal')) or '-'}")
     if args.out:
         with open(args.out, "w") as fh:
             json.dump(rows, fh, indent=2)

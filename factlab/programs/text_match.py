@@ -13,6 +13,8 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import re
 from collections import Counter
 
@@ -92,18 +94,23 @@ def f1(precision: float, recall: float) -> float:
     return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
 
 
-def pick_choice(value: object, choices: tuple[str, ...] | list[str]) -> str:
+def pick_choice(value: object, choices: tuple[str, ...] | list[str], aliases: Mapping[str, str] | None = None) -> str:
     """The allowed choice a small model's free-form answer names first (it often appends format notes).
 
-    Raises ValueError naming the allowed choices when none is named.
+    `aliases` maps words a model uses instead of a choice onto it ("health" -> "medical"); they are tried only when
+    the answer names no choice itself. Raises ValueError naming the allowed choices when none is named.
 
     >>> pick_choice("general      # note: the value must be one of: general; medical", ["medical", "general"])
     'general'
     >>> pick_choice("Partial_Support.", ["support", "partial_support"])
     'partial_support'
+    >>> pick_choice("Health", ["medical", "general"], aliases={"health": "medical"})
+    'medical'
     """
     text = str(value).strip().lower().replace("-", "_").replace(" ", "_")
     found = [(text.find(c), -len(c), c) for c in choices if c in text]
+    if not found and aliases:
+        found = [(text.find(a.lower()), -len(a), c) for a, c in aliases.items() if c in choices and a.lower() in text]
     if not found:
         raise ValueError(f"{str(value)[:80]!r} is not one of {', '.join(choices)}")
     return min(found)[2]

@@ -33,6 +33,18 @@ def test_vertical_is_mapped_onto_configured_list():
         run_with([{"vertical": "cooking", "confidence": "0.9"}], program, claim="x")
 
 
+def test_vertical_aliases_map_near_misses_and_are_checked():
+    program = vertical.VerticalClassifier(verticals=["general", "medical"], aliases={"health": "medical", "健康": "medical"})
+    for answer in ("Health", "健康"):
+        pred = run_with([{"vertical": answer, "confidence": "0.8"}], program, claim="Aspirin lowers fever.")
+        assert pred.vertical == "medical"
+    # a named vertical wins over an alias
+    pred = run_with([{"vertical": "general (not health)", "confidence": "0.8"}], program, claim="x")
+    assert pred.vertical == "general"
+    with pytest.raises(ValueError, match="not in verticals"):
+        vertical.VerticalClassifier(verticals=["general"], aliases={"health": "medical"})
+
+
 def test_extract_claims_dedupes_and_caps():
     program = extract_claims.ClaimExtractor(max_claims=2)
     answer = {"claims": '["Acme X1 was released in 2019.", "Acme X1 was released in 2019.", "b", "c"]'}
