@@ -13,10 +13,9 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import re
 from collections import Counter
+from collections.abc import Mapping
 
 from factlab.schema import normalise_text
 

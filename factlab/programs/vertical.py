@@ -47,7 +47,8 @@ class VerticalClassifier(dspy.Module):
 
     def forward(self, claim: str) -> dspy.Prediction:
         pred = self.classify(claim=claim)
-        return dspy.Prediction(vertical=pick_choice(pred.vertical, self.verticals, self.aliases), confidence=pred.confidence)
+        return dspy.Prediction(vertical=pick_choice(pred.vertical, self.verticals, self.aliases),
+                               confidence=pred.confidence)
 
 
 def _score(gold: dspy.Example, pred: dspy.Prediction) -> tuple[float, dict]:

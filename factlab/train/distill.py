@@ -14,19 +14,15 @@ import json
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import MISSING, asdict, dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
-from factlab.train.job import TrainJob, sample_rows
+from factlab.train.job import RecipeConfigError, TrainJob, sample_rows, settings_from_yaml
 from factlab.train.metrics import classification_metrics, confusion, confusion_figure, per_class
 from factlab.train.tasks import ClassifierTask, Row
 from factlab.train.teacher import agreement
-
-
-class RecipeConfigError(ValueError):
-    """A recipe setting that cannot work, naming the conf/recipe field and the fix."""
 
 
 @dataclass
@@ -53,15 +49,7 @@ class ClassifierSettings:
 
 def settings_from(recipe: str, values: dict) -> ClassifierSettings:
     """ClassifierSettings from a recipe's keyword values, naming the yaml on an unknown or missing field."""
-    known = set(ClassifierSettings.__dataclass_fields__)
-    unknown = sorted(set(values) - known)
-    missing = sorted(k for k, f in ClassifierSettings.__dataclass_fields__.items()
-                     if k not in values and f.default is MISSING and f.default_factory is MISSING)
-    if unknown or missing:
-        raise RecipeConfigError(f"conf/recipe/{recipe}.yaml: unknown fields {unknown}, missing fields {missing}; "
-                                f"expected {', '.join(sorted(known))}")
-    values = {k: OmegaConf.to_container(v, resolve=True) if isinstance(v, DictConfig) else v for k, v in values.items()}
-    return ClassifierSettings(**values)
+    return settings_from_yaml(ClassifierSettings, recipe, values)
 
 
 @dataclass

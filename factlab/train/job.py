@@ -10,13 +10,34 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
 from factlab.tracking import NullTracker
 from factlab.train.tasks import Row
+
+
+class RecipeConfigError(ValueError):
+    """A recipe yaml with unknown or missing fields, or data that gives a recipe nothing to train on."""
+
+
+def settings_from_yaml(cls, recipe: str, values: dict):
+    """Dataclass `cls` from a recipe's keyword values, naming conf/recipe/<recipe>.yaml on an unknown or missing field.
+
+    Raises:
+        RecipeConfigError: listing the unknown and missing fields and the expected ones.
+    """
+    fields = cls.__dataclass_fields__
+    unknown = sorted(set(values) - set(fields))
+    missing = sorted(k for k, f in fields.items()
+                     if k not in values and f.default is MISSING and f.default_factory is MISSING)
+    if unknown or missing:
+        raise RecipeConfigError(f"conf/recipe/{recipe}.yaml: unknown fields {unknown}, missing fields {missing}; "
+                                f"expected {', '.join(sorted(fields))}")
+    values = {k: OmegaConf.to_container(v, resolve=True) if isinstance(v, DictConfig) else v for k, v in values.items()}
+    return cls(**values)
 
 
 @dataclass

@@ -15,13 +15,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import MISSING, asdict, dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from factlab.train.distill import RecipeConfigError
-from factlab.train.job import TrainJob, sample_rows
+from factlab.train.job import RecipeConfigError, TrainJob, sample_rows, settings_from_yaml
 from factlab.train.tasks import Row, SFTTask
 from factlab.train.teacher import agreement
 
@@ -53,15 +52,7 @@ class CausalLMSettings:
 
 def sft_settings_from(recipe: str, values: dict) -> CausalLMSettings:
     """CausalLMSettings from a recipe's keyword values, naming the yaml on an unknown or missing field."""
-    fields = CausalLMSettings.__dataclass_fields__
-    unknown = sorted(set(values) - set(fields))
-    missing = sorted(k for k, f in fields.items()
-                     if k not in values and f.default is MISSING and f.default_factory is MISSING)
-    if unknown or missing:
-        raise RecipeConfigError(f"conf/recipe/{recipe}.yaml: unknown fields {unknown}, missing fields {missing}; "
-                                f"expected {', '.join(sorted(fields))}")
-    values = {k: OmegaConf.to_container(v, resolve=True) if isinstance(v, DictConfig) else v for k, v in values.items()}
-    return CausalLMSettings(**values)
+    return settings_from_yaml(CausalLMSettings, recipe, values)
 
 
 @dataclass

@@ -1,31 +1,6 @@
-"""Fixtures for the rules tests: business rules composed from conf/business/ exactly as a run composes them."""
-
-from pathlib import Path
+"""Fixtures for the pipeline tests (the `business` fixture comes from tests/conftest.py)."""
 
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.utils import instantiate
-
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
-
-
-def compose_business(name: str):
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-        cfg = compose(overrides=[f"+business={name}"])
-    return instantiate(cfg.business)
-
-
-@pytest.fixture(scope="session")
-def business():
-    """business("medical") -> BusinessRules instantiated from conf/business/medical.yaml (cached)."""
-    cache = {}
-
-    def get(name: str):
-        if name not in cache:
-            cache[name] = compose_business(name)
-        return cache[name]
-
-    return get
 
 
 @pytest.fixture()

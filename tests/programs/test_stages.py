@@ -34,7 +34,8 @@ def test_vertical_is_mapped_onto_configured_list():
 
 
 def test_vertical_aliases_map_near_misses_and_are_checked():
-    program = vertical.VerticalClassifier(verticals=["general", "medical"], aliases={"health": "medical", "健康": "medical"})
+    program = vertical.VerticalClassifier(verticals=["general", "medical"],
+                                          aliases={"health": "medical", "健康": "medical"})
     for answer in ("Health", "健康"):
         pred = run_with([{"vertical": answer, "confidence": "0.8"}], program, claim="Aspirin lowers fever.")
         assert pred.vertical == "medical"

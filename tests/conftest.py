@@ -1,4 +1,4 @@
-"""Fixtures for the rules tests: business rules composed from conf/business/ exactly as a run composes them."""
+"""Shared fixtures: business rules composed from conf/business/ exactly as a run composes them."""
 
 from pathlib import Path
 
@@ -6,7 +6,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
 
 def compose_business(name: str):
