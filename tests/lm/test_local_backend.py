@@ -85,3 +85,48 @@ def test_running_server_of_same_model_is_reused(tmp_path):
                                                                 "pid": os.getpid()}))
         server = ensure_server(model, "reuse-alias", state_dir=tmp_path)
     assert server.port == port and server.owned is False
+
+
+class _RecordingOpenAI:
+    """A one-route OpenAI chat server on 127.0.0.1 that records each request body and answers "ok"."""
+
+    def __init__(self):
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        bodies = self.bodies = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (http.server's spelling)
+                bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                answer = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                                     "choices": [{"index": 0, "finish_reason": "stop",
+                                                  "message": {"role": "assistant", "content": "ok"}}],
+                                     "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer.encode())
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.api_base = f"http://127.0.0.1:{self.server.server_port}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_local_route_sends_max_tokens_which_llama_cpp_reads():
+    """llama.cpp's server ignores `max_completion_tokens` (DSPy's `openai/` spelling): the cap must go as max_tokens."""
+    from factlab.lm.backends import LOCAL_ROUTE, _lm
+
+    fake = _RecordingOpenAI()
+    try:
+        lm = _lm(f"{LOCAL_ROUTE}/qwen-test", fake.api_base, "local", 0.0, 7, False, 10.0, 0)
+        assert lm("hi") == ["ok"]
+    finally:
+        fake.server.shutdown()
+    body = fake.bodies[-1]
+    assert body.get("max_tokens") == 7 and "max_completion_tokens" not in body
