@@ -114,7 +114,9 @@ def evaluate_cases(pipeline: Pipeline, cases: Sequence[dict], matcher: ClaimMatc
                 e.chunk_id for e in pipeline.retriever.search(list(queries), k=settings.k, claim=key[1] or key[0])]
         return gold_query_hits[key]
 
-    for case, view in zip(cases, views, strict=True):
+    desc = "scoring + judge on gold evidence" if settings.judge_given_gold else "scoring"
+    for case, view in tqdm(list(zip(cases, views, strict=True)), desc=desc, unit="case",
+                           disable=not settings.progress):
         record = score_case(case, view, matcher, settings, pipeline, search_gold_queries)
         if settings.judge_given_gold:
             judge_gold_evidence(pipeline, case, record)
