@@ -18,6 +18,7 @@ from factlab.data.cases import SPLITS, canonical_json, case_row, write_cases
 from factlab.data.loaders.build import resolve_path
 from factlab.data.registry import content_hash, load_dataset, summarise
 from factlab.data.splits import split_cases
+from factlab.schema import LABELS
 
 
 def sample_cases(cases: list[dict], max_cases: int | None, seed: int) -> list[dict]:
@@ -70,6 +71,29 @@ def run(cfg: DictConfig) -> dict:
     (output / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     manifest["output_dir"] = str(output)
     return manifest
+
+
+def counts_table(manifests: list[dict]) -> str:
+    """A markdown table of claims per split and gold label (and cases, languages) for prepared manifests.
+
+    >>> counts = {"total": {"cases": 2, "claims": 3}, "lang": {"en": 2}, "label": {"correct": 2, "wrong": 1}}
+    >>> print(counts_table([{"dataset": "d", "content_hash": "ab" * 32, "counts": {"train": counts}}]))
+    | dataset | split | cases | lang | claims | correct | wrong | disputed | unverifiable |
+    |---|---|---|---|---|---|---|---|---|
+    | d (abababababab) | train | 2 | en 2 | 3 | 2 | 1 | 0 | 0 |
+    """
+    head = ["dataset", "split", "cases", "lang", "claims", *LABELS]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for manifest in manifests:
+        name = f"{manifest['dataset']} ({manifest['content_hash'][:12]})"
+        for split, counts in manifest["counts"].items():
+            if not counts["total"]["cases"]:
+                continue
+            lang = " / ".join(f"{key} {value}" for key, value in sorted(counts["lang"].items()))
+            labels = [str(counts["label"].get(label, 0)) for label in LABELS]
+            row = [name, split, str(counts["total"]["cases"]), lang, str(counts["total"]["claims"]), *labels]
+            lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
 
 
 def _write_corpora(output: Path, cases: list[dict]) -> dict[int, str]:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import runpy
 from pathlib import Path
+
+import pytest
 
 from factlab.config import compose_config
 from factlab.data.cases import load_cases
@@ -55,3 +58,21 @@ def test_max_cases_samples_before_splitting(tmp_path: Path, en_case, zh_case, co
                                                    "max_cases=10"]))
     assert sum(manifest["counts"][name]["total"]["cases"] for name in ("train", "val", "test")) == 10
     assert manifest["counts"]["train"]["total"]["cases"] == 8
+
+
+def test_manifest_table_script_prints_counts_per_split_and_label(tmp_path: Path, en_case, zh_case, corpus,
+                                                                 write_jsonl, capsys) -> None:
+    make_bundle(tmp_path / "bundle", en_case, zh_case, corpus, write_jsonl)
+    out = tmp_path / "out"
+    manifest = run(compose_config("prepare_data", [f"dataset.data_root={tmp_path / 'bundle'}", f"output_dir={out}",
+                                                   "splits.train=0.6", "splits.val=0.2", "splits.test=0.2"]))
+    script = runpy.run_path(str(Path(__file__).parents[2] / "scripts/manifest_table.py"))
+    assert script["main"]([str(out)]) == 0
+    rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines()[2:]]
+    assert [row[1] for row in rows] == ["train", "val", "test"]
+    assert [int(row[2]) for row in rows] == [12, 4, 4]
+    claims = sum(manifest["counts"]["test"]["label"].values())
+    labels = [int(cell) for cell in rows[2][5:8]] + [int(rows[2][8].rstrip(" |"))]
+    assert int(rows[2][4]) == claims == sum(labels) and labels[0] == manifest["counts"]["test"]["label"]["correct"]
+    with pytest.raises(SystemExit):
+        script["main"]([str(tmp_path / "nowhere")])
