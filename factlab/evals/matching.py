@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from factlab.programs import text_match
 from factlab.programs.text_match import similarity
 
 Encode = Callable[[list[str]], np.ndarray]
@@ -26,22 +27,9 @@ def greedy_pairs(scores: np.ndarray, threshold: float) -> list[tuple[int, int, f
     >>> greedy_pairs(np.zeros((0, 3)), 0.5)
     []
     """
-    if scores.size == 0:
-        return []
-    order = sorted(((float(scores[i, j]), i, j) for i in range(scores.shape[0]) for j in range(scores.shape[1])),
-                   key=lambda t: (-t[0], t[1], t[2]))
-    used_rows: set[int] = set()
-    used_cols: set[int] = set()
-    pairs = []
-    for score, i, j in order:
-        if score < threshold:
-            break
-        if i in used_rows or j in used_cols:
-            continue
-        used_rows.add(i)
-        used_cols.add(j)
-        pairs.append((i, j, round(score, 4)))
-    return sorted(pairs)
+    rows, cols = scores.shape
+    scored = ((float(scores[i, j]), i, j) for i in range(rows) for j in range(cols))
+    return [(i, j, round(score, 4)) for i, j, score in text_match.greedy_pairs(scored, threshold)]
 
 
 class ClaimMatcher:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from factlab.schema import normalise_text
 
@@ -53,6 +53,31 @@ def similarity(a: str, b: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+def greedy_pairs(scored: Iterable[tuple[float, int, int]], threshold: float) -> list[tuple[int, int, float]]:
+    """One-to-one pairs (row, column, score) from (score, row, column) triples, best score first (ties: lowest row,
+    then lowest column), each at least `threshold`; sorted by row.
+
+    >>> greedy_pairs([(0.9, 0, 0), (0.8, 0, 1), (0.85, 1, 0), (0.1, 1, 1)], 0.5)
+    [(0, 0, 0.9)]
+    >>> greedy_pairs([(0.9, 0, 0), (0.8, 0, 1), (0.95, 1, 0)], 0.5)
+    [(0, 1, 0.8), (1, 0, 0.95)]
+    >>> greedy_pairs([(0.7, 1, 1), (0.7, 0, 0), (0.7, 0, 1), (0.7, 1, 0)], 0.5)  # ties: lowest indices first
+    [(0, 0, 0.7), (1, 1, 0.7)]
+    """
+    used_rows: set[int] = set()
+    used_cols: set[int] = set()
+    pairs = []
+    for score, i, j in sorted(scored, key=lambda t: (-t[0], t[1], t[2])):
+        if score < threshold:
+            break
+        if i in used_rows or j in used_cols:
+            continue
+        used_rows.add(i)
+        used_cols.add(j)
+        pairs.append((i, j, score))
+    return sorted(pairs)
+
+
 def match_sets(gold: list[str], pred: list[str],
                threshold: float) -> tuple[list[tuple[int, int, float]], list[int], list[int]]:
     """Greedy one-to-one matching of predicted to gold texts by similarity.
@@ -63,22 +88,12 @@ def match_sets(gold: list[str], pred: list[str],
     >>> [(i, j) for i, j, _ in m], g, p
     ([(1, 0)], [0], [1])
     """
-    pairs = sorted(
-        ((similarity(g, p), i, j) for i, g in enumerate(gold) for j, p in enumerate(pred)), reverse=True
-    )
-    used_g: set[int] = set()
-    used_p: set[int] = set()
-    matches = []
-    for sim, i, j in pairs:
-        if sim < threshold:
-            break
-        if i in used_g or j in used_p:
-            continue
-        used_g.add(i)
-        used_p.add(j)
-        matches.append((i, j, sim))
+    matches = greedy_pairs(((similarity(g, p), i, j) for i, g in enumerate(gold) for j, p in enumerate(pred)),
+                           threshold)
+    used_g = {i for i, _, _ in matches}
+    used_p = {j for _, j, _ in matches}
     return (
-        sorted(matches),
+        matches,
         [i for i in range(len(gold)) if i not in used_g],
         [j for j in range(len(pred)) if j not in used_p],
     )
