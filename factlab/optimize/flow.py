@@ -39,14 +39,40 @@ def _hydra_output_dir() -> Path | None:
 
 
 def _scorer(cfg: DictConfig, cases: list[dict], stage: str):
-    """The stage scorer, with corpus retrieval for metrics that take `retrieve=`; returns (scorer, tags)."""
+    """The stage scorer, with corpus retrieval for metrics that take `retrieve=` and evaluate.py's claim matcher for
+    metrics that take `match=`; returns (scorer, tags)."""
     from factlab.optimize.metrics import StageScorer
 
-    scorer = StageScorer(stage)
-    if not scorer.takes_retrieve:
-        return scorer, {}
+    probe = StageScorer(stage)
+    tags: dict[str, str] = {}
+    match = None
+    if probe.takes_match:
+        match, tags["metric.match"] = _claim_match(cfg)
+    retrieve_for = None
+    if probe.takes_retrieve:
+        retrieve_for, tags["metric.retrieve"], error = _corpus_retrieve(cfg, cases, stage)
+        if error:
+            tags["metric.retrieve_error"] = error
+    return StageScorer(stage, retrieve_for=retrieve_for, match=match), tags
+
+
+def _claim_match(cfg: DictConfig):
+    """evaluate.py's claim matcher as a `match(gold, pred)` callable, and how it matches (a run tag)."""
+    if not cfg.metric.match.encoder:
+        return None, "lexical (metric.match.encoder=false)"
+    from hydra.utils import instantiate
+
+    from factlab.evals.run import build_matcher
+
+    matcher = build_matcher(cfg, instantiate(cfg.retrieval.encoder))  # lexical, with a warning, when MiniLM fails
+    how = "encoder" if matcher.encode is not None else "lexical (encoder unavailable)"
+    return matcher.match, f"{how} >= {matcher.active_threshold}"
+
+
+def _corpus_retrieve(cfg: DictConfig, cases: list[dict], stage: str):
+    """(retrieve_for or None, how the metric retrieves, error text or None)."""
     if not cfg.metric.retrieve.enabled:
-        return scorer, {"metric.retrieve": "lexical (metric.retrieve.enabled=false)"}
+        return None, "lexical (metric.retrieve.enabled=false)", None
     try:
         from factlab.optimize.corpus_search import CorpusSearch
 
@@ -55,8 +81,8 @@ def _scorer(cfg: DictConfig, cases: list[dict], stage: str):
         if cfg.metric.retrieve.required:
             raise
         logger.warning("retrieval unavailable for the %s metric, using its lexical stand-in: %s", stage, exc)
-        return scorer, {"metric.retrieve": "lexical (retrieval failed)", "metric.retrieve_error": str(exc)[:250]}
-    return StageScorer(stage, retrieve_for=search.for_example), {"metric.retrieve": f"hybrid k={search.k}"}
+        return None, "lexical (retrieval failed)", str(exc)[:250]
+    return search.for_example, f"hybrid k={search.k}", None
 
 
 def _existing_run(tracking_uri: str | None, run_id: str | None) -> str | None:

@@ -1,7 +1,8 @@
 """The stage's scoring core as the optimizers and the evaluations see it: feedback, plain scores, call counts.
 
 One definition of "right" per stage lives in `factlab.programs.<stage>` (`_score`, `metric`); this module only
-plugs in a retriever for metrics that take `retrieve=` and counts how often the optimizer scored a program run.
+plugs in a retriever for metrics that take `retrieve=`, a claim matcher for metrics that take `match=`, and counts
+how often the optimizer scored a program run.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import dspy
 from factlab.lm.errors import call_safely
 
 Retrieve = Callable[[list[str]], list[str]]
+Match = Callable[[list[str], list[str]], list[tuple[int, int, float]]]
 
 
 class StageScorer:
@@ -27,16 +29,25 @@ class StageScorer:
         stage: a module name under factlab/programs.
         retrieve_for: example -> a `retrieve(queries) -> chunk ids` callable over that example's corpus; used by
             stages whose metric takes `retrieve=` (query_rewrite), ignored by the others.
+        match: `(gold claims, predicted claims) -> [(gold index, pred index, similarity)]`; used by stages whose
+            metric takes `match=` (extract_claims), ignored by the others; None = the metric's own matching.
     """
 
-    def __init__(self, stage: str, retrieve_for: Callable[[dspy.Example], Retrieve] | None = None) -> None:
+    def __init__(self, stage: str, retrieve_for: Callable[[dspy.Example], Retrieve] | None = None,
+                 match: Match | None = None) -> None:
         self.stage = stage
         self.module = importlib.import_module(f"factlab.programs.{stage}")
-        self.takes_retrieve = "retrieve" in inspect.signature(self.module.metric).parameters
+        parameters = inspect.signature(self.module.metric).parameters
+        self.takes_retrieve = "retrieve" in parameters
+        self.takes_match = "match" in parameters
         self.retrieve_for = retrieve_for if self.takes_retrieve else None
+        self.match = match if self.takes_match else None
 
-    def _extra(self, gold: dspy.Example) -> dict[str, Retrieve]:
-        return {"retrieve": self.retrieve_for(gold)} if self.retrieve_for is not None else {}
+    def _extra(self, gold: dspy.Example) -> dict[str, Any]:
+        extra: dict[str, Any] = {"retrieve": self.retrieve_for(gold)} if self.retrieve_for is not None else {}
+        if self.match is not None:
+            extra["match"] = self.match
+        return extra
 
     def feedback(self, gold, pred, trace=None, pred_name=None, pred_trace=None) -> dspy.Prediction:
         """The stage metric: `dspy.Prediction(score, feedback)`."""

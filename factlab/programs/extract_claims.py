@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import dspy
 
@@ -20,6 +21,7 @@ _PRONOUN_START = re.compile(
 # Joiners that usually glue two facts into one claim.
 _COMPOUND = re.compile(r"\b(and also|while|whereas|; )\b|；|，并且|，同时|以及", re.IGNORECASE)
 MATCH_THRESHOLD = 0.5  # similarity at which a predicted claim counts as the gold claim
+Match = Callable[[list[str], list[str]], list[tuple[int, int, float]]]  # (gold, pred) -> one-to-one pairs
 
 
 class ExtractClaims(dspy.Signature):
@@ -69,7 +71,7 @@ def claim_flaws(claim: str) -> list[str]:
     return flaws
 
 
-def _score(gold: dspy.Example, pred: dspy.Prediction) -> tuple[float, dict]:
+def _score(gold: dspy.Example, pred: dspy.Prediction, match: Match | None = None) -> tuple[float, dict]:
     gold_claims = list(gold.claims)
     pred_claims = [c for c in (getattr(pred, "claims", None) or []) if isinstance(c, str)]
     flawed = {c: claim_flaws(c) for c in pred_claims if claim_flaws(c)}
@@ -77,7 +79,12 @@ def _score(gold: dspy.Example, pred: dspy.Prediction) -> tuple[float, dict]:
         score = 1.0 if not pred_claims else 0.0
         return score, {"missing": [], "extra": pred_claims, "matched": [], "flawed": flawed, "precision": score,
                        "recall": 1.0}
-    matches, miss, extra = match_sets(gold_claims, pred_claims, MATCH_THRESHOLD)
+    if match is None:
+        matches, miss, extra = match_sets(gold_claims, pred_claims, MATCH_THRESHOLD)
+    else:
+        matches = match(gold_claims, pred_claims)
+        miss = sorted(set(range(len(gold_claims))) - {i for i, _, _ in matches})
+        extra = sorted(set(range(len(pred_claims))) - {j for _, j, _ in matches})
     precision = len(matches) / len(pred_claims) if pred_claims else 0.0
     recall = len(matches) / len(gold_claims)
     penalty = 0.1 * len(flawed) / max(1, len(pred_claims))
@@ -91,9 +98,13 @@ def _score(gold: dspy.Example, pred: dspy.Prediction) -> tuple[float, dict]:
     }
 
 
-def metric(gold, pred, trace=None, pred_name=None, pred_trace=None) -> dspy.Prediction:
-    """F1 of predicted vs gold claims (similarity matching), minus a small penalty for flawed claims."""
-    score, d = _score(gold, pred)
+def metric(gold, pred, trace=None, pred_name=None, pred_trace=None, match: Match | None = None) -> dspy.Prediction:
+    """F1 of predicted vs gold claims (similarity matching), minus a small penalty for flawed claims.
+
+    `match(gold, pred) -> [(gold index, pred index, similarity)]` replaces the lexical matching (optimize.py passes
+    evaluate.py's claim matcher, `metric.match` in conf/optimize.yaml).
+    """
+    score, d = _score(gold, pred, match)
     parts = [f"Claim F1 {score:.2f} (precision {d['precision']:.2f}, recall {d['recall']:.2f})."]
     if d["missing"]:
         parts.append("Missing gold claims: " + " | ".join(d["missing"]))
