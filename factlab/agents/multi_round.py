@@ -19,7 +19,7 @@ linearly with rounds, where a loop appending raw results (factlab/agents/naive_l
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
@@ -28,7 +28,7 @@ import dspy
 
 from factlab.agents.accounting import RoundLog, meter
 from factlab.programs.judge import _as_confidence
-from factlab.programs.text_match import pick_choice
+from factlab.programs.text_match import containment, pick_choice, tokens
 from factlab.retrieval.compress import compress
 from factlab.retrieval.tokenizer import content_tokens, count_tokens
 from factlab.schema import RELATIONS, Evidence, Judgment
@@ -116,6 +116,44 @@ def cited_ids(texts: Sequence[str]) -> list[str]:
     import re
 
     return list(dict.fromkeys(m for text in texts for m in re.findall(r"\[([^\[\]\s]+#p\d+-c\d+)\]", str(text))))
+
+
+def relied_on(cited: Sequence[object], fallback: Sequence[str], seen: Mapping[str, Evidence],
+              min_containment: float = 0.6, min_words: int = 4) -> list[Evidence]:
+    """The shown passages a verdict relied on, in citation order, once each.
+
+    A cited item resolves by its chunk id (bare, or as `[id]` inside a text). Small models often quote a passage, or
+    their own fact sentence, instead of its id: a text of at least `min_words` tokens that names no shown id resolves to
+    the shown passage holding the largest share of its words, when that share is at least `min_containment`. When
+    nothing in `cited` resolves, `fallback` (the facts; the naive loop's history) is resolved the same way.
+
+    >>> seen = {"a#p1-c1": Evidence("a", "a#p1-c1", "Halvard AG was founded in Basel in 2004.")}
+    >>> [e.chunk_id for e in relied_on(["[a#p1-c1]"], [], seen)]
+    ['a#p1-c1']
+    >>> [e.chunk_id for e in relied_on(["Halvard AG was founded in 2004."], [], seen)]
+    ['a#p1-c1']
+    >>> relied_on(["2004"], ["Halvard moved to Zurich in 1990 after a merger."], seen)
+    []
+    """
+
+    def resolve(items: Sequence[object]) -> list[str]:
+        ids = []
+        for item in items:
+            text = str(item).strip()
+            if text.strip("[] ") in seen:
+                ids.append(text.strip("[] "))
+                continue
+            named = [cid for cid in cited_ids([text]) if cid in seen]
+            if named:
+                ids.extend(named)
+            elif seen and len(tokens(text)) >= min_words:
+                best = max(seen, key=lambda cid: containment(text, seen[cid].text))
+                if containment(text, seen[best].text) >= min_containment:
+                    ids.append(best)
+        return ids
+
+    ids = resolve(cited) or resolve(fallback)
+    return [seen[cid] for cid in dict.fromkeys(ids)]
 
 
 def decide_label(rules, vertical: str, relation: str, confidence: float, evidence: Sequence[Evidence]) -> str:
@@ -217,8 +255,7 @@ class MultiRoundChecker(dspy.Module):
                                context_tokens=context))
         relation = pick_choice(verdict.relation, RELATIONS)
         confidence = _as_confidence(verdict.confidence)
-        wanted = [str(i).strip("[] ") for i in (verdict.chunk_ids or [])] or cited_ids(state.facts)
-        evidence = [seen[i] for i in dict.fromkeys(wanted) if i in seen]
+        evidence = relied_on(verdict.chunk_ids or [], state.facts, seen)
         return dspy.Prediction(relation=relation, confidence=confidence,
                                label=decide_label(self.rules, vertical, relation, confidence, evidence),
                                evidence=evidence, rounds=rounds, state=state,

@@ -10,7 +10,7 @@ from typing import Literal
 import dspy
 
 from factlab.agents.accounting import RoundLog, meter
-from factlab.agents.multi_round import Search, cited_ids, decide_label, render_results, search_parallel
+from factlab.agents.multi_round import Search, decide_label, relied_on, render_results, search_parallel
 from factlab.programs.judge import _as_confidence
 from factlab.programs.text_match import pick_choice
 from factlab.retrieval.tokenizer import count_tokens
@@ -80,8 +80,7 @@ class NaiveSearchLoop(dspy.Module):
                                context_tokens=count_tokens(history)))
         relation = pick_choice(verdict.relation, RELATIONS)
         confidence = _as_confidence(verdict.confidence)
-        wanted = [str(i).strip("[] ") for i in (verdict.chunk_ids or [])] or cited_ids([history])
-        evidence = [seen[i] for i in dict.fromkeys(wanted) if i in seen]
+        evidence = relied_on(verdict.chunk_ids or [], [history], seen)
         return dspy.Prediction(relation=relation, confidence=confidence,
                                label=decide_label(self.rules, vertical, relation, confidence, evidence),
                                evidence=evidence, rounds=rounds, input_tokens=sum(r.input_tokens for r in rounds))

@@ -53,6 +53,20 @@ def similarity(a: str, b: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+def containment(part: str, whole: str) -> float:
+    """Share of `part`'s token features (words + CJK bigrams) that occur in `whole`, in [0, 1].
+
+    >>> containment("Fleming found penicillin", "In 1928 Fleming found penicillin in a dish.")
+    1.0
+    >>> containment("Fleming found gold", "Fleming found penicillin")
+    0.6666666666666666
+    """
+    fp, fw = _features(part), _features(whole)
+    if not fp:
+        return 0.0
+    return sum((fp & fw).values()) / sum(fp.values())
+
+
 def greedy_pairs(scored: Iterable[tuple[float, int, int]], threshold: float) -> list[tuple[int, int, float]]:
     """One-to-one pairs (row, column, score) from (score, row, column) triples, best score first (ties: lowest row,
     then lowest column), each at least `threshold`; sorted by row.

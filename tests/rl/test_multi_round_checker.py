@@ -126,3 +126,15 @@ def test_state_is_bounded():
 def test_no_lm_configured_names_the_fix(rules, search):
     with dspy.context(lm=None), pytest.raises(RuntimeError, match="lm_handle.context"):
         checker("multi_round", rules)(claim=CLAIM, search=search)
+
+
+@pytest.mark.parametrize("name", ["multi_round", "naive_loop"])
+def test_a_verdict_quoting_the_passage_instead_of_its_id_still_cites_it(name, rules, search):
+    """Small models (Qwen 1.5B, measured) put the passage or a fact sentence in chunk_ids instead of the id."""
+    quote = "Halvard Pharma AG, with its registered office in Basel, was entered in the commercial register on 12 March 2004"
+    steps = ([{"facts": [], "questions": [Q2], "next_action": "search"}] * 2 if name == "multi_round"
+             else [{"queries": [Q2], "next_action": "search"}] * 2)
+    lm = DummyLM([*steps, {"relation": "support", "confidence": 0.9, "chunk_ids": [quote, "1962年"]}])
+    with dspy.context(lm=lm):
+        pred = checker(name, rules, max_rounds=2)(claim=CLAIM, search=search)
+    assert [e.chunk_id for e in pred.evidence] == ["ena-halvard-register#p1-c1"]
