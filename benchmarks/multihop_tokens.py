@@ -40,7 +40,8 @@ def multihop_claims(n_feverous: int, seed: int) -> dict[str, list[tuple[dict, di
         return out
     pairs = [(case, claim) for case in feverous for claim in case["claims"]
              if len({e["text"] for e in claim.get("evidence", [])}) >= 2 and claim.get("label")]
-    out["feverous"] = random.Random(seed).sample(pairs, min(n_feverous, len(pairs)))
+    if n_feverous > 0:  # 0 = bundled only
+        out["feverous"] = random.Random(seed).sample(pairs, min(n_feverous, len(pairs)))
     return out
 
 
