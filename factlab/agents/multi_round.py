@@ -147,8 +147,8 @@ def relied_on(cited: Sequence[object], fallback: Sequence[str], seen: Mapping[st
             if named:
                 ids.extend(named)
             elif seen and len(tokens(text)) >= min_words:
-                best = max(seen, key=lambda cid: containment(text, seen[cid].text))
-                if containment(text, seen[best].text) >= min_containment:
+                share, best = max((containment(text, evidence.text), cid) for cid, evidence in seen.items())
+                if share >= min_containment:
                     ids.append(best)
         return ids
 

@@ -17,9 +17,9 @@ from typing import Any
 import dspy
 
 from factlab.lm.errors import call_safely
+from factlab.programs.text_match import Match
 
 Retrieve = Callable[[list[str]], list[str]]
-Match = Callable[[list[str], list[str]], list[tuple[int, int, float]]]
 
 
 class StageScorer:

@@ -6,11 +6,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 import dspy
 
-from factlab.programs.text_match import f1, match_sets
+from factlab.programs.text_match import Match, f1, match_sets
 
 # Openers that leave the subject implicit: a claim starting with one is not decontextualised.
 _PRONOUN_START = re.compile(
@@ -21,7 +20,6 @@ _PRONOUN_START = re.compile(
 # Joiners that usually glue two facts into one claim.
 _COMPOUND = re.compile(r"\b(and also|while|whereas|; )\b|；|，并且|，同时|以及", re.IGNORECASE)
 MATCH_THRESHOLD = 0.5  # similarity at which a predicted claim counts as the gold claim
-Match = Callable[[list[str], list[str]], list[tuple[int, int, float]]]  # (gold, pred) -> one-to-one pairs
 
 
 class ExtractClaims(dspy.Signature):
@@ -71,6 +69,10 @@ def claim_flaws(claim: str) -> list[str]:
     return flaws
 
 
+def _lexical_match(gold: list[str], pred: list[str]) -> list[tuple[int, int, float]]:
+    return match_sets(gold, pred, MATCH_THRESHOLD)[0]
+
+
 def _score(gold: dspy.Example, pred: dspy.Prediction, match: Match | None = None) -> tuple[float, dict]:
     gold_claims = list(gold.claims)
     pred_claims = [c for c in (getattr(pred, "claims", None) or []) if isinstance(c, str)]
@@ -79,12 +81,9 @@ def _score(gold: dspy.Example, pred: dspy.Prediction, match: Match | None = None
         score = 1.0 if not pred_claims else 0.0
         return score, {"missing": [], "extra": pred_claims, "matched": [], "flawed": flawed, "precision": score,
                        "recall": 1.0}
-    if match is None:
-        matches, miss, extra = match_sets(gold_claims, pred_claims, MATCH_THRESHOLD)
-    else:
-        matches = match(gold_claims, pred_claims)
-        miss = sorted(set(range(len(gold_claims))) - {i for i, _, _ in matches})
-        extra = sorted(set(range(len(pred_claims))) - {j for _, j, _ in matches})
+    matches = (match or _lexical_match)(gold_claims, pred_claims)
+    miss = sorted(set(range(len(gold_claims))) - {i for i, _, _ in matches})
+    extra = sorted(set(range(len(pred_claims))) - {j for _, j, _ in matches})
     precision = len(matches) / len(pred_claims) if pred_claims else 0.0
     recall = len(matches) / len(gold_claims)
     penalty = 0.1 * len(flawed) / max(1, len(pred_claims))

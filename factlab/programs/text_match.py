@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from factlab.schema import normalise_text
+
+Match = Callable[[list[str], list[str]], list[tuple[int, int, float]]]  # (gold, pred) -> one-to-one pairs
 
 _TOKEN = re.compile(r"[\u4e00-\u9fff]|[^\W\u4e00-\u9fff]+", re.UNICODE)
 
