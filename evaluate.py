@@ -4,7 +4,7 @@
 paragraph risk coverage / false alarms, cost per stage, and every wrong label attributed to a stage (first failure
 and counterfactual gold substitution), logged to MLflow (experiment `evaluate/<dataset>`).
 
-Config: conf/evaluate.yaml; the work: factlab/evals/run.py; docs: docs/evaluate.md. Compare runs with
+Config: conf/evaluate.yaml; the work: factlab/evals/job.py; docs: docs/evaluate.md. Compare runs with
 scripts/compare_runs.py; export attributed bad cases with scripts/reflow.py.
 """
 
@@ -13,8 +13,8 @@ from omegaconf import DictConfig
 
 
 def run(cfg: DictConfig) -> dict:
-    """Evaluate per `cfg` (see factlab.evals.run.run)."""
-    from factlab.evals.run import run as evaluate
+    """Evaluate per `cfg` (see factlab.evals.job.run)."""
+    from factlab.evals.job import run as evaluate
 
     return evaluate(cfg)
 

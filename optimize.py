@@ -5,7 +5,7 @@
 Baseline on val/test, compile on train (val for selection; test never reaches the optimizer), compiled on val/test,
 JSON state, everything logged to MLflow (sqlite:///mlruns/mlflow.db; `mlflow ui --backend-store-uri
 sqlite:///mlruns/mlflow.db`). Rerunning the same command resumes the run. Config: conf/optimize.yaml; the work:
-factlab/optimize/flow.py; docs: docs/optimize.md.
+factlab/optimize/job.py; docs: docs/optimize.md.
 """
 
 import hydra
@@ -13,8 +13,8 @@ from omegaconf import DictConfig
 
 
 def run(cfg: DictConfig) -> dict:
-    """Optimise `cfg.stage` with `cfg.optimizer` (see factlab.optimize.flow.run)."""
-    from factlab.optimize.flow import run as optimize
+    """Optimise `cfg.stage` with `cfg.optimizer` (see factlab.optimize.job.run)."""
+    from factlab.optimize.job import run as optimize
 
     return optimize(cfg)
 

@@ -10,7 +10,7 @@ from omegaconf import DictConfig
 
 @hydra.main(config_path="conf", config_name="verify", version_base="1.3")
 def main(cfg: DictConfig) -> float:
-    from factlab.pipeline.verify import run
+    from factlab.pipeline.job import run
 
     result = run(cfg)
     labels = result["summary"]["labels"]

@@ -81,8 +81,8 @@ def judge_with_llm(lm_name: str, rows, threads: int) -> tuple[list[str], float, 
     from tqdm import tqdm
 
     from factlab.config import compose_config
-    from factlab.lm.errors import call_safely
-    from factlab.programs.build import build_program
+    from factlab.models.errors import call_safely
+    from factlab.stages.build import build_program
 
     # Its own alias: a server of its own (with these threads), not one another process may stop mid-run.
     cfg = compose_config("run_stage", ["stage=judge", f"lm@student={lm_name}", "student.cache=false",
@@ -104,7 +104,7 @@ def judge_with_llm(lm_name: str, rows, threads: int) -> tuple[list[str], float, 
 
 
 def scores(gold, predicted, labels) -> dict:
-    from factlab.train.metrics import classification_metrics
+    from factlab.metrics import classification_metrics
 
     return {k: round(v, 4) for k, v in classification_metrics(gold, predicted, labels).items()}
 
@@ -128,8 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     from factlab.config import compose_config
     from factlab.runtime import prepare_offline_env
     from factlab.schema import RELATIONS
-    from factlab.tracking import NullTracker
-    from factlab.train.distill import evaluate_classifier
+    from factlab.tracking.trackers import NullTracker
+    from factlab.train.distill.classifier import evaluate_classifier
     from factlab.train.job import TrainJob, config_digest, run_recipe
     from factlab.train.tasks import judge_task
     from factlab.train.teacher import GoldTeacher

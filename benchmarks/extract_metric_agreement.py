@@ -7,7 +7,7 @@ extract_claims program on the same examples with both (printed table).
 - lexical metric: `factlab.programs.extract_claims.metric` without `match=` (token / CJK-bigram similarity at 0.5
   per gold paragraph, minus a small penalty for flawed claims): what optimize.py maximised until it took the
   evaluate matcher (now `metric.match.encoder=false`).
-- evaluate matcher: `factlab.evals.matching.ClaimMatcher` on MiniLM cosine at `matcher.threshold` of
+- evaluate matcher: `factlab.matching.claims.ClaimMatcher` on MiniLM cosine at `matcher.threshold` of
   conf/matcher/claims.yaml (0.8): what evaluate.py counts as a matched claim, and optimize.py's default match.
 
 Examples are the stage's test split as optimize.py builds it. LM calls go through optimize.py's DSPy cache
@@ -30,12 +30,12 @@ def main() -> None:
 
     from factlab.config import compose_config
     from factlab.data.registry import load_dataset
-    from factlab.evals.run import build_matcher
+    from factlab.evals.job import build_matcher
     from factlab.optimize.examples import stage_splits
-    from factlab.optimize.resolve import resolve_compiled
-    from factlab.programs.build import build_program
+    from factlab.tracking.refs import resolve_compiled
+    from factlab.stages.build import build_program
     from factlab.programs.extract_claims import _score
-    from factlab.programs.text_match import f1
+    from factlab.matching.text import f1
     from factlab.runtime import configure_lm_cache, prepare_offline_env
 
     prepare_offline_env()

@@ -48,7 +48,7 @@ def multihop_claims(n_feverous: int, seed: int) -> dict[str, list[tuple[dict, di
 def searches(claims: dict, retrieval_cfg, index_root: Path, encoder) -> dict:
     """dataset -> Retriever over the union of its cases' sources."""
     from factlab.retrieval.retriever import Retriever
-    from factlab.train.rl_data import union_sources
+    from factlab.train.rl.data import union_sources
 
     out = {}
     for name, pairs in claims.items():
@@ -164,7 +164,7 @@ def accuracy(claims: dict, retrievers: dict, rules, lm_name: str, n: int, rounds
     from hydra.utils import instantiate
 
     from factlab.config import compose_config
-    from factlab.lm.errors import call_safely
+    from factlab.models.errors import call_safely
 
     handle = instantiate(compose_config("verify", ["input=x", "sources=y", f"lm@student={lm_name}",
                                                    f"student.timeout_s={timeout_s}"]).student)

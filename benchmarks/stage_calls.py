@@ -4,7 +4,7 @@
 
 Runs with the LM cache off so every call is real. One "call" is one run of the stage program on one example
 (the judge makes one LM call per evidence snippet inside it). A parse failure is an AdapterParseError (or a
-refusal) surfaced by factlab.lm.errors.call_safely.
+refusal) surfaced by factlab.models.errors.call_safely.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ def main() -> None:
     from factlab.config import compose_config
     from factlab.data.registry import load_dataset
     from factlab.data.views import stage_examples
-    from factlab.lm.errors import call_safely
-    from factlab.programs.build import build_program
+    from factlab.models.errors import call_safely
+    from factlab.stages.build import build_program
     from factlab.runtime import prepare_offline_env
 
     prepare_offline_env()

@@ -40,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from factlab.config import compose_config
-    from factlab.lm.errors import call_safely
-    from factlab.programs.build import build_program
+    from factlab.models.errors import call_safely
+    from factlab.stages.build import build_program
     from factlab.schema import to_jsonable
     from factlab.textio import InputError, read_text_file, require_text
 

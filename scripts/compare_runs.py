@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     from factlab.config import compose_config
     from factlab.evals.compare import comparison_figure, comparison_table, find_runs
-    from factlab.tracking import MLflowTracker
+    from factlab.tracking.trackers import MLflowTracker
 
     uri = args.tracking_uri or compose_config("evaluate", ["tracking=mlflow"]).tracking.tracking_uri
     client = mlflow.MlflowClient(tracking_uri=MLflowTracker(uri, "mlruns/artifacts").tracking_uri)

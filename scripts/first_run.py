@@ -20,9 +20,9 @@ def main() -> None:
 
     from factlab.config import compose_config
     from factlab.data.registry import load_dataset
-    from factlab.lm.errors import call_safely
+    from factlab.models.errors import call_safely
     from factlab.programs import STAGES
-    from factlab.programs.build import build_program
+    from factlab.stages.build import build_program
     from factlab.runtime import prepare_offline_env
 
     prepare_offline_env()

@@ -2,7 +2,7 @@
 
 Write VERL's RL parquet files (train / val / test) and the union source corpus of one dataset (conf/dataset/<name>),
 for `python train.py recipe=search_r1` and `recipe=grpo_search_cpu` (which call the same code themselves) or for a
-hand-launched `python -m verl.trainer.main_ppo`. Row format: factlab/train/rl_data.py.
+hand-launched `python -m verl.trainer.main_ppo`. Row format: factlab/train/rl/data.py.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> dict:
     from factlab.config import compose_config
     from factlab.data.registry import load_dataset
     from factlab.runtime import prepare_offline_env
-    from factlab.train.rl_data import SPLITS, prepare
+    from factlab.train.rl.data import SPLITS, prepare
 
     prepare_offline_env()
     overrides = [f"dataset={args.dataset}"] + ([f"dataset.max_rows={args.max_cases}"] if args.max_cases else [])

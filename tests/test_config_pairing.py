@@ -9,7 +9,7 @@ import pytest
 
 from factlab.config import CONF_DIR, compose_config, config_names
 from factlab.programs import STAGES
-from factlab.programs.build import build_program
+from factlab.stages.build import build_program
 
 PROGRAMS_DIR = Path(__file__).resolve().parent.parent / "factlab" / "programs"
 NOT_STAGES = {"__init__", "build", "text_match"}  # helpers shared by the stage files

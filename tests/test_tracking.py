@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import mlflow
 
-from factlab.tracking import MLflowTracker, NullTracker
+from factlab.tracking.trackers import MLflowTracker, NullTracker
 
 
 def test_mlflow_tracker_logs_params_metrics_and_artifacts(tmp_path):

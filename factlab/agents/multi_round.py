@@ -28,7 +28,7 @@ import dspy
 
 from factlab.agents.accounting import RoundLog, meter
 from factlab.programs.judge import _as_confidence
-from factlab.programs.text_match import containment, pick_choice, tokens
+from factlab.matching.text import containment, pick_choice, tokens
 from factlab.retrieval.compress import compress
 from factlab.retrieval.tokenizer import content_tokens, count_tokens
 from factlab.schema import RELATIONS, Evidence, Judgment

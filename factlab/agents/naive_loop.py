@@ -12,7 +12,7 @@ import dspy
 from factlab.agents.accounting import RoundLog, meter
 from factlab.agents.multi_round import Search, decide_label, relied_on, render_results, search_parallel
 from factlab.programs.judge import _as_confidence
-from factlab.programs.text_match import pick_choice
+from factlab.matching.text import pick_choice
 from factlab.retrieval.tokenizer import count_tokens
 from factlab.schema import RELATIONS, Evidence
 

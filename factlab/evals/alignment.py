@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from factlab.evals.gold import claim_offset, containing, gold_claims, gold_spans
-from factlab.evals.matching import ClaimMatcher
-from factlab.pipeline.run import ClaimTrace, DocumentTrace, summarise_context
+from factlab.matching.claims import ClaimMatcher
+from factlab.pipeline.pipeline import ClaimTrace, DocumentTrace, summarise_context
 
 MISSED = "missed"  # predicted label of a gold claim no predicted claim matches
 ERROR = "error"  # predicted label of a matched claim whose processing failed

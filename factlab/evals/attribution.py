@@ -36,8 +36,8 @@ from factlab.evals.gold import (
     snippet_agrees,
     span_overlap,
 )
-from factlab.pipeline.cards import excerpt
-from factlab.pipeline.run import ClaimTrace
+from factlab.cards.model import excerpt
+from factlab.pipeline.pipeline import ClaimTrace
 
 FIRST_FAILURE_STAGES: tuple[str, ...] = (*DOC_STAGES, "vertical", "query_rewrite", "retrieval", "judge", "rules")
 SUBSTITUTABLE: tuple[str, ...] = (*DOC_STAGES, *CLAIM_STAGES)

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from factlab.evals.metrics import METHODS
+from factlab.evals.scores import METHODS
 from factlab.evals.report import distribution_figure, markdown_table
 
 RUN_ID = re.compile(r"^[0-9a-f]{32}$")

@@ -1,7 +1,7 @@
 """Evaluate a built pipeline on cases with per-stage gold: run each case, line the run up with the gold, score every
 stage with its own scoring core, attribute every wrong final label (both methods), and meter the cost per phase.
 
-`evaluate_cases` takes a built `Pipeline` (real stages or test fakes) and returns plain records; factlab/evals/run.py
+`evaluate_cases` takes a built `Pipeline` (real stages or test fakes) and returns plain records; factlab/evals/job.py
 builds the pipeline from config and logs the records.
 """
 
@@ -37,9 +37,9 @@ from factlab.evals.attribution import (
     reprocess,
 )
 from factlab.evals.gold import claim_offset, containing, gold_claims, gold_spans
-from factlab.evals.matching import ClaimMatcher
-from factlab.lm.errors import classify_exception
-from factlab.pipeline.run import Pipeline
+from factlab.matching.claims import ClaimMatcher
+from factlab.models.errors import classify_exception
+from factlab.pipeline.pipeline import Pipeline
 from factlab.programs import checkworthy as checkworthy_program
 from factlab.programs import judge as judge_program
 from factlab.programs import paragraphs as paragraphs_program

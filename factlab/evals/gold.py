@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from factlab.programs.text_match import similarity
+from factlab.matching.text import similarity
 from factlab.schema import Evidence, Judgment
 
 NON_DECISIVE = ("irrelevant", "insufficient")  # one class when comparing a snippet's relation with gold

@@ -145,8 +145,8 @@ def reflow_run(cfg: DictConfig, prepared_root: Path) -> dict:
 
     from factlab.config import compose_config
     from factlab.data.registry import load_dataset
-    from factlab.evals.run import ARTIFACTS
-    from factlab.tracking import MLflowTracker
+    from factlab.evals.job import ARTIFACTS
+    from factlab.tracking.trackers import MLflowTracker
 
     run_id = cfg.reflow.run
     if not run_id:

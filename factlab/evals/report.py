@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from factlab.evals.metrics import METHODS
+from factlab.evals.scores import METHODS
 
 
 def attribution_figure(metrics: Mapping[str, float], title: str):

@@ -10,7 +10,7 @@ from pathlib import Path
 import dspy
 
 from factlab.data.registry import content_hash
-from factlab.optimize.metrics import Retrieve
+from factlab.optimize.scoring import Retrieve
 
 logger = logging.getLogger(__name__)
 

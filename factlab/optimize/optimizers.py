@@ -18,7 +18,7 @@ from typing import Any
 
 import dspy
 
-from factlab.optimize.metrics import CountingMetric, RolloutCounter, StageScorer
+from factlab.optimize.scoring import CountingMetric, RolloutCounter, StageScorer
 from factlab.optimize.runs import claim_state_dir
 
 
@@ -26,7 +26,7 @@ from factlab.optimize.runs import claim_state_dir
 class CompileContext:
     """What an optimizer may use besides the data: LMs, its run dir and the run's fingerprint."""
 
-    student: Any  # factlab.lm.backends.LMHandle
+    student: Any  # factlab.models.lm.LMHandle
     reflector: Any | None  # built only for optimizers with uses_reflector
     run_dir: Path
     fingerprint: dict

@@ -9,7 +9,7 @@ import re
 
 import dspy
 
-from factlab.programs.text_match import Match, f1, match_sets
+from factlab.matching.text import Match, f1, match_sets
 
 # Openers that leave the subject implicit: a claim starting with one is not decontextualised.
 _PRONOUN_START = re.compile(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dspy
 
-from factlab.programs.text_match import pick_choice
+from factlab.matching.text import pick_choice
 from factlab.schema import RELATIONS, Judgment
 
 _DECISIVE = ("support", "partial_support", "contradict")

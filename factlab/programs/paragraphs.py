@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import dspy
 
-from factlab.programs.text_match import f1
+from factlab.matching.text import f1
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _LIST_ITEM = re.compile(r"^\s*([-*+]|\d+[.)]|[（(]?[一二三四五六七八九十\d]+[)）、.])\s*")

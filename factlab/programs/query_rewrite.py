@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import dspy
 
-from factlab.programs.text_match import similarity
+from factlab.matching.text import similarity
 
 _YEAR = re.compile(r"(?<!\d)(19|20)\d{2}(?!\d)\s*年?")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dspy
 
-from factlab.programs.text_match import f1, match_sets
+from factlab.matching.text import f1, match_sets
 
 MATCH_THRESHOLD = 0.6  # similarity at which a reviewed claim counts as the expected one
 

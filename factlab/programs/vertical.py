@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import dspy
 
-from factlab.programs.text_match import pick_choice
+from factlab.matching.text import pick_choice
 from factlab.schema import DEFAULT_VERTICALS
 
 

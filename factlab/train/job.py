@@ -15,7 +15,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from factlab.tracking import NullTracker
+from factlab.tracking.trackers import NullTracker
 from factlab.train.tasks import Row
 
 

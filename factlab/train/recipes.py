@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from omegaconf import DictConfig
 
-from factlab.train.distill import settings_from, train_classifier
+from factlab.train.distill.classifier import settings_from, train_classifier
 from factlab.train.job import TrainJob
 from factlab.train.tasks import checkworthy_task, extract_claims_task, judge_task, query_rewrite_task, vertical_task
 
@@ -43,7 +43,7 @@ def distill_vertical(job: TrainJob, stage: DictConfig, name: str, headline: str,
 
 def sft_query_rewrite(job: TrainJob, stage: DictConfig, name: str, headline: str, **settings) -> dict:
     """Claim -> JSON list of search queries, LoRA SFT of a small causal LM."""
-    from factlab.train.sft import sft_settings_from, train_causal_lm
+    from factlab.train.sft.causal_lm import sft_settings_from, train_causal_lm
 
     task = query_rewrite_task(stage.program.max_queries)
     result = train_causal_lm(task, stage, job, sft_settings_from(name, settings), name)
@@ -52,21 +52,21 @@ def sft_query_rewrite(job: TrainJob, stage: DictConfig, name: str, headline: str
 
 def sft_extract_claims(job: TrainJob, stage: DictConfig, name: str, headline: str, **settings) -> dict:
     """Paragraph -> JSON list of atomic claims, LoRA SFT of a small causal LM."""
-    from factlab.train.sft import sft_settings_from, train_causal_lm
+    from factlab.train.sft.causal_lm import sft_settings_from, train_causal_lm
 
     result = train_causal_lm(extract_claims_task(), stage, job, sft_settings_from(name, settings), name)
     return _finish(result, name, headline)
 
 
 def search_r1(job: TrainJob, stage: DictConfig, name: str, headline: str, **settings) -> dict:
-    """Search-R1 style RL of the search checker through VERL (GPU only); factlab/train/search_r1.py."""
-    from factlab.train.search_r1 import search_r1 as run_search_r1
+    """Search-R1 style RL of the search checker through VERL (GPU only); factlab/train/rl/search_r1.py."""
+    from factlab.train.rl.search_r1 import search_r1 as run_search_r1
 
     return _finish(run_search_r1(job, stage, name, headline, **settings), name, headline)
 
 
 def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, **settings) -> dict:
-    """The same rows, tool and reward through TRL's GRPOTrainer with LoRA on CPU; factlab/train/grpo_cpu.py."""
-    from factlab.train.grpo_cpu import grpo_search_cpu as run_grpo
+    """The same rows, tool and reward through TRL's GRPOTrainer with LoRA on CPU; factlab/train/rl/grpo_cpu.py."""
+    from factlab.train.rl.grpo_cpu import grpo_search_cpu as run_grpo
 
     return _finish(run_grpo(job, stage, name, headline, **settings), name, headline)

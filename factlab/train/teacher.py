@@ -129,8 +129,8 @@ class LMTeacher:
         from hydra.utils import instantiate
         from tqdm import tqdm
 
-        from factlab.lm.errors import call_safely
-        from factlab.programs.build import build_program
+        from factlab.models.errors import call_safely
+        from factlab.stages.build import build_program
         from factlab.runtime import configure_lm_cache
 
         configure_lm_cache(self.lm_cache_dir)

@@ -17,8 +17,8 @@ from eval_world import fake_stages, write_world  # noqa: E402
 from factlab.config import compose_config  # noqa: E402
 from factlab.data.cases import load_cases  # noqa: E402
 from factlab.evals.evaluation import EvalSettings  # noqa: E402
-from factlab.evals.matching import ClaimMatcher  # noqa: E402
-from factlab.pipeline.run import Pipeline  # noqa: E402
+from factlab.matching.claims import ClaimMatcher  # noqa: E402
+from factlab.pipeline.pipeline import Pipeline  # noqa: E402
 from factlab.retrieval.encoders import HashingEncoder  # noqa: E402
 from factlab.retrieval.retriever import Retriever  # noqa: E402
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import dspy
 
-from factlab.pipeline.run import _sentence_spans
+from factlab.pipeline.pipeline import _sentence_spans
 from factlab.programs.paragraphs import ParagraphSplitter
 from factlab.schema import Judgment, normalise_text
 

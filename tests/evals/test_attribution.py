@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from factlab.evals.evaluation import evaluate_cases
-from factlab.evals.metrics import attribution_metrics, stage_metrics
+from factlab.evals.scores import attribution_metrics, stage_metrics
 
 
 def labels(evaluation) -> dict[tuple[str, str], str]:
@@ -71,7 +71,7 @@ def test_counterfactual_says_several_when_two_independent_substitutions_each_fix
     import dspy
     from eval_world import fake_stages
 
-    from factlab.pipeline.run import Pipeline
+    from factlab.pipeline.pipeline import Pipeline
     from factlab.schema import Judgment
 
     stages = fake_stages()

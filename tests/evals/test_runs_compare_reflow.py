@@ -16,7 +16,7 @@ from factlab.data.cases import load_cases
 from factlab.data.registry import load_dataset
 from factlab.data.splits import LeakageError, split_cases
 from factlab.data.views import stage_examples
-from factlab.evals.run import run
+from factlab.evals.job import run
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 

@@ -9,8 +9,8 @@ import pytest
 from hydra.utils import instantiate
 
 from factlab.config import compose_config
-from factlab.lm.errors import call_safely
-from factlab.programs.build import build_program
+from factlab.models.errors import call_safely
+from factlab.stages.build import build_program
 from factlab.schema import RELATIONS
 
 pytestmark = pytest.mark.llm

@@ -13,10 +13,10 @@ from dspy.utils.dummies import DummyLM
 from optimize_fakes import KEYWORD, fake_config
 
 from factlab.config import compose_config
-from factlab.lm.errors import call_safely
-from factlab.optimize.flow import run
-from factlab.optimize.metrics import RolloutCounter
-from factlab.programs.build import build_program
+from factlab.models.errors import call_safely
+from factlab.optimize.job import run
+from factlab.optimize.scoring import RolloutCounter
+from factlab.stages.build import build_program
 from factlab.programs.checkworthy import CheckWorthiness
 
 

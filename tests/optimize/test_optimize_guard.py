@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from optimize_fakes import fake_config
 
-from factlab.optimize.flow import run
+from factlab.optimize.job import run
 from factlab.optimize.proposer import FencedProposer, GuardedProposer, proposal_problem
 
 LIMITS = dict(min_chars=40, max_chars=400, max_unpunctuated_tail=60,

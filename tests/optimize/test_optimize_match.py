@@ -5,9 +5,9 @@ from __future__ import annotations
 import dspy
 
 from factlab.config import compose_config
-from factlab.evals.matching import ClaimMatcher
-from factlab.optimize.flow import _scorer
-from factlab.optimize.metrics import StageScorer
+from factlab.matching.claims import ClaimMatcher
+from factlab.optimize.job import _scorer
+from factlab.optimize.scoring import StageScorer
 from factlab.programs import extract_claims
 from factlab.retrieval.encoders import HashingEncoder
 

@@ -8,9 +8,9 @@ import pytest
 from optimize_fakes import fake_config
 
 from factlab.config import compose_config
-from factlab.optimize.flow import run
-from factlab.optimize.resolve import CompiledRefError, resolve_compiled
-from factlab.programs.build import build_program
+from factlab.optimize.job import run
+from factlab.tracking.refs import CompiledRefError, resolve_compiled
+from factlab.stages.build import build_program
 
 
 @pytest.fixture(scope="module")

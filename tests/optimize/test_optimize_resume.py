@@ -7,7 +7,7 @@ import mlflow
 import pytest
 from optimize_fakes import ENGINE_CALLS, INTERRUPT, fake_config
 
-from factlab.optimize.flow import run
+from factlab.optimize.job import run
 from factlab.optimize.runs import RunDirError
 
 BUDGET = ["optimizer=gepa", "budget.max_metric_calls=60"]

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from factlab.pipeline.cards import (
+from factlab.cards.model import (
     ClaimCard,
     EvidenceItem,
     Report,

@@ -4,12 +4,12 @@ import doctest
 
 import pytest
 
-import factlab.pipeline.cards
-import factlab.pipeline.report_html
+import factlab.cards.model
+import factlab.report.html
 
 
 @pytest.mark.parametrize(
-    "module", [factlab.pipeline.cards, factlab.pipeline.report_html], ids=lambda m: m.__name__
+    "module", [factlab.cards.model, factlab.report.html], ids=lambda m: m.__name__
 )
 def test_doctests(module):
     result = doctest.testmod(module)

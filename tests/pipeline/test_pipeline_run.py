@@ -10,7 +10,7 @@ import pytest
 
 from factlab.config import compose_config
 from factlab.pipeline.cache import ClaimCache
-from factlab.pipeline.run import Pipeline
+from factlab.pipeline.pipeline import Pipeline
 from factlab.programs.paragraphs import ParagraphSplitter
 from factlab.retrieval.encoders import HashingEncoder
 from factlab.retrieval.retriever import Retriever

@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from factlab.pipeline.cards import build_claim_card, build_paragraph_card, build_report
-from factlab.pipeline.report_html import chunk_anchor, render_html, write_report_html
+from factlab.cards.model import build_claim_card, build_paragraph_card, build_report
+from factlab.report.html import chunk_anchor, render_html, write_report_html
 from factlab.rules.business import JudgedEvidence
 from factlab.schema import Evidence, Judgment
 

@@ -6,7 +6,7 @@ import dspy
 import pytest
 from dspy.utils.dummies import DummyLM
 
-from factlab.lm.errors import call_safely
+from factlab.models.errors import call_safely
 from factlab.programs import checkworthy, extract_claims, judge, paragraphs, query_rewrite, review_claims, vertical
 from factlab.schema import Judgment
 

@@ -12,7 +12,7 @@ from rl_support import bundled_cases, retrieval_config, write_tiny_qwen
 @pytest.fixture(scope="session")
 def rl_data(tmp_path_factory) -> dict:
     """The manifest of the bundled cases written as RL parquet (split 80/10/10, seed 0)."""
-    from factlab.train.rl_data import prepare
+    from factlab.train.rl.data import prepare
 
     return prepare(bundled_cases(), "bundled", tmp_path_factory.mktemp("rl_data"),
                    {"train": 0.8, "val": 0.1, "test": 0.1}, seed=0)
@@ -21,7 +21,7 @@ def rl_data(tmp_path_factory) -> dict:
 @pytest.fixture(scope="session")
 def retrievers(rl_data, tmp_path_factory) -> dict:
     from factlab.retrieval.encoders import HashingEncoder
-    from factlab.train.rl_retrieval import open_retrievers
+    from factlab.train.rl.retrieval import open_retrievers
 
     return open_retrievers({rl_data["corpus"]: rl_data["corpus_dir"]}, tmp_path_factory.mktemp("rl_index"),
                            retrieval_config(), encoder=HashingEncoder())
@@ -29,7 +29,7 @@ def retrievers(rl_data, tmp_path_factory) -> dict:
 
 @pytest.fixture(scope="session")
 def service(retrievers):
-    from factlab.train.rl_retrieval import RetrievalService
+    from factlab.train.rl.retrieval import RetrievalService
 
     with RetrievalService(retrievers, default_k=3) as running:
         yield running

@@ -9,8 +9,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from factlab.config import CONF_DIR, compose_config
-from factlab.train.rl_format import SEARCH_TOOL_SCHEMA, TOOL_NAME
-from factlab.train.search_r1 import (
+from factlab.train.rl.format import SEARCH_TOOL_SCHEMA, TOOL_NAME
+from factlab.train.rl.search_r1 import (
     TOOL_CONFIG,
     NoGPUError,
     compose_verl_config,
@@ -39,7 +39,7 @@ def test_prepared_rows_have_verls_fields(rl_data):
 def test_multi_hop_only_keeps_multi_hop_claims(tmp_path):
     from rl_support import bundled_cases
 
-    from factlab.train.rl_data import prepare
+    from factlab.train.rl.data import prepare
 
     manifest = prepare(bundled_cases(), "bundled", tmp_path, {"train": 0.8, "val": 0.1, "test": 0.1},
                        multi_hop_only=True)
@@ -66,7 +66,7 @@ def test_composed_config_passes_verls_validation(rl_data, tiny_qwen, capsys):
     rollout = config.actor_rollout_ref.rollout
     assert rollout.multi_turn.enable and rollout.agent.default_agent_loop == "tool_agent"
     assert config.algorithm.adv_estimator == "grpo" and "mlflow" in config.trainer.logger
-    assert config.reward.custom_reward_function.path == "pkg://factlab.train.rl_reward"
+    assert config.reward.custom_reward_function.path == "pkg://factlab.train.rl.reward"
     assert config.data.train_files == rl_data["files"]["train"]
 
 
@@ -79,7 +79,7 @@ def test_validation_catches_a_bad_batch(rl_data, tiny_qwen):
 
 def test_tool_config_declares_the_shared_schema():
     tool = OmegaConf.to_container(OmegaConf.load(TOOL_CONFIG), resolve=True)["tools"][0]
-    assert tool["class_name"] == "factlab.train.rl_tool.SearchTool"
+    assert tool["class_name"] == "factlab.train.rl.tool.SearchTool"
     assert tool["tool_schema"] == SEARCH_TOOL_SCHEMA
 
 
@@ -90,7 +90,7 @@ def test_recipes_compose_with_train_yaml():
 
 
 def test_no_gpu_is_refused_with_what_to_do(monkeypatch):
-    monkeypatch.setattr("factlab.train.search_r1.cuda_devices", lambda: 0)
+    monkeypatch.setattr("factlab.train.rl.search_r1.cuda_devices", lambda: 0)
     with pytest.raises(NoGPUError, match="grpo_search_cpu"):
         require_gpus(1)
 

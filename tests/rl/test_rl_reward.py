@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from factlab.train.rl_reward import compute_score, label_for_relation
+from factlab.train.rl.reward import compute_score, label_for_relation
 
 GT_SUPPORT = {"relation": "support", "label": "correct", "chunk_ids": ["a#p1-c1", "b#p1-c1"]}
 GT_WRONG = {"relation": "contradict", "label": "wrong", "chunk_ids": []}

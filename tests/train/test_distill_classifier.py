@@ -12,11 +12,11 @@ from train_support import safetensor_weights
 
 from factlab.config import compose_config
 from factlab.programs import judge as judge_program
-from factlab.programs.build import build_program
+from factlab.stages.build import build_program
 from factlab.schema import RELATIONS
-from factlab.train.classify import load_stage_classifier
+from factlab.stages.classifiers import load_stage_classifier
 from factlab.train.job import run_recipe
-from factlab.train.model_store import ModelSourceError
+from factlab.train.registry import ModelSourceError
 
 FAST = ["recipe.max_steps=3", "recipe.batch_size=8", "recipe.eval_batch_size=16", "recipe.eval_every=2",
         "recipe.max_rows.train=48", "recipe.max_rows.val=16", "recipe.max_rows.test=24", "recipe.max_length=48",

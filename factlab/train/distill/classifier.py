@@ -1,0 +1,249 @@
+"""Distil a stage into a sequence classifier (transformers Trainer, optional LoRA) and measure it on the test split.
+
+One code path for LoRA and full fine-tuning: with `peft.enabled` the model is wrapped in LoRA adapters before
+training and the adapters are merged into the weights before saving, so every saved model is a plain Hugging Face
+classifier that `factlab.stages.classifiers` loads the same way.
+
+Work folder (see factlab/train/job.py): `checkpoints/` (resumed after an interruption), `model/` (the final model,
+with `factlab_classifier.json`), `test_predictions.jsonl`, `confusion_matrix.png`, `metrics.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from factlab.train.job import RecipeConfigError, TrainJob, sample_rows, settings_from_yaml
+from factlab.metrics import classification_metrics, confusion, confusion_figure, per_class
+from factlab.train.tasks import ClassifierTask, Row
+from factlab.train.teacher import agreement
+
+
+@dataclass
+class ClassifierSettings:
+    """The settings of a distill_* recipe (conf/recipe/base/classifier.yaml documents each)."""
+
+    base_model: str
+    max_length: int
+    peft: dict
+    epochs: float
+    max_steps: int
+    batch_size: int
+    eval_batch_size: int
+    learning_rate: float
+    weight_decay: float
+    warmup_ratio: float
+    class_weighting: bool
+    early_stopping_patience: int
+    eval_every: int
+    bf16: bool
+    max_rows: dict = field(default_factory=dict)
+    max_train_seconds: float | None = None
+
+
+def settings_from(recipe: str, values: dict) -> ClassifierSettings:
+    """ClassifierSettings from a recipe's keyword values, naming the yaml on an unknown or missing field."""
+    return settings_from_yaml(ClassifierSettings, recipe, values)
+
+
+@dataclass
+class LabelledSplit:
+    """The rows of one split with their teacher targets (None where the teacher gave none)."""
+
+    rows: list[Row]
+    targets: list[str | None]
+
+
+def label_splits(task: ClassifierTask, stage_cfg: DictConfig, job: TrainJob, max_rows: dict
+                 ) -> dict[str, LabelledSplit]:
+    """Rows per split (sampled to max_rows[split]) labelled by the teacher; logs teacher agreement with gold."""
+    out = {}
+    for split, cases in job.splits.items():
+        rows = sample_rows(task.rows(cases), max_rows.get(split), job.seed)
+        labels = job.teacher.label(stage_cfg, rows, task.target)
+        targets = [label.target if label.target in task.labels else None for label in labels]
+        out[split] = LabelledSplit(rows, targets)
+        rate, n = agreement(targets, [row.gold for row in rows])
+        job.tracker.log_metrics({f"teacher/{split}_agreement_with_gold": rate, f"teacher/{split}_compared": n,
+                                 f"teacher/{split}_no_target": sum(t is None for t in targets),
+                                 f"data/{split}_rows": len(rows)})
+    return out
+
+
+def class_weights(targets: Sequence[str], labels: Sequence[str]) -> list[float]:
+    """Inverse-frequency weights n / (k * count) for the classes present, 1.0 for absent ones.
+
+    >>> class_weights(["a", "a", "a", "b"], ["a", "b", "c"])
+    [0.6666666666666666, 2.0, 1.0]
+    """
+    counts = Counter(targets)
+    present = [label for label in labels if counts[label]]
+    return [len(targets) / (len(present) * counts[label]) if counts[label] else 1.0 for label in labels]
+
+
+def train_classifier(task: ClassifierTask, stage_cfg: DictConfig, job: TrainJob, settings: ClassifierSettings,
+                     recipe: str) -> dict:
+    """Label, train (resumable), save, evaluate on test, log and register one stage classifier.
+
+    Returns:
+        The test metrics (`test/...`), model facts (`model/...`), `train/wall_s` and `model_uri`.
+    """
+    data = label_splits(task, stage_cfg, job, settings.max_rows)
+    model_dir = job.work_dir / "model"
+    if not (model_dir / "COMPLETE").exists():  # a finished fit of this config is evaluated again, not retrained
+        _fit(task, data, job, settings, model_dir, recipe)
+    return evaluate_and_register(task, data["test"], job, settings, model_dir)
+
+
+def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, settings: ClassifierSettings,
+         model_dir: Path, recipe: str) -> None:
+    import torch
+    from transformers import (
+        AutoModelForSequenceClassification,
+        AutoTokenizer,
+        DataCollatorWithPadding,
+        EarlyStoppingCallback,
+        Trainer,
+        TrainingArguments,
+        set_seed,
+    )
+    from transformers.trainer_utils import get_last_checkpoint
+
+    from factlab.stages.classifiers import META_FILE
+    from factlab.train.registry import resolve_base_model
+    from factlab.train.trainer_support import TimeBudget, TrackerCallback, with_peft
+
+    labels = list(task.labels)
+    index = {label: i for i, label in enumerate(labels)}
+    train = [(row, t) for row, t in zip(data["train"].rows, data["train"].targets, strict=True) if t is not None]
+    val = [(row, t) for row, t in zip(data["val"].rows, data["val"].targets, strict=True) if t is not None]
+    if not train:
+        raise RecipeConfigError(f"{recipe}: no training rows with a teacher target for stage {task.stage!r}; check "
+                                "the dataset has that gold (or use teacher=lm) and recipe.max_rows.train")
+    base = resolve_base_model(settings.base_model)
+    set_seed(job.seed)
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        base, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=index, dtype=torch.float32)
+    model = with_peft(model, settings.peft, "SEQ_CLS")
+
+    def encode(pairs: list[tuple[Row, str]]) -> list[dict]:
+        if not pairs:
+            return []
+        has_pair = pairs[0][0].pair is not None
+        enc = tokenizer([r.text for r, _ in pairs], [r.pair for r, _ in pairs] if has_pair else None,
+                        truncation=True, max_length=settings.max_length)
+        return [{**{k: enc[k][i] for k in enc}, "labels": index[t]} for i, (_, t) in enumerate(pairs)]
+
+    weights = torch.tensor(class_weights([t for _, t in train], labels) if settings.class_weighting
+                           else [1.0] * len(labels))
+
+    def loss(outputs, batch_labels, num_items_in_batch=None):
+        return torch.nn.functional.cross_entropy(outputs.logits.float(), batch_labels, weight=weights)
+
+    def compute_metrics(prediction) -> dict:
+        predicted = [labels[i] for i in prediction.predictions.argmax(-1)]
+        gold = [labels[i] for i in prediction.label_ids]
+        return classification_metrics(gold, predicted, labels)
+
+    checkpoints = job.work_dir / "checkpoints"
+    has_val = bool(val)
+    args = TrainingArguments(
+        output_dir=str(checkpoints), per_device_train_batch_size=settings.batch_size,
+        per_device_eval_batch_size=settings.eval_batch_size, num_train_epochs=settings.epochs,
+        max_steps=settings.max_steps, learning_rate=settings.learning_rate, weight_decay=settings.weight_decay,
+        warmup_steps=settings.warmup_ratio, eval_strategy="steps" if has_val else "no",
+        eval_steps=settings.eval_every, save_strategy="steps", save_steps=settings.eval_every, save_total_limit=2,
+        load_best_model_at_end=has_val, metric_for_best_model="macro_f1", greater_is_better=True,
+        logging_steps=max(1, min(settings.eval_every, 10)), report_to="none", seed=job.seed, data_seed=job.seed,
+        use_cpu=True, bf16=settings.bf16, train_sampling_strategy="group_by_length",
+        restore_callback_states_from_checkpoint=True, dataloader_num_workers=0)
+    callbacks = [TrackerCallback(job.tracker), TimeBudget(settings.max_train_seconds)]
+    if has_val and settings.early_stopping_patience > 0:
+        callbacks.append(EarlyStoppingCallback(early_stopping_patience=settings.early_stopping_patience))
+    trainer = Trainer(model=model, args=args, train_dataset=encode(train), eval_dataset=encode(val) or None,
+                      processing_class=tokenizer, data_collator=DataCollatorWithPadding(tokenizer),
+                      compute_loss_func=loss, compute_metrics=compute_metrics if has_val else None,
+                      callbacks=callbacks)
+    last = get_last_checkpoint(str(checkpoints)) if job.resume and checkpoints.is_dir() else None
+    start = time.perf_counter()
+    trainer.train(resume_from_checkpoint=last)
+    seconds = time.perf_counter() - start
+    trained = trainer.model.merge_and_unload() if settings.peft["enabled"] else trainer.model
+    trained.save_pretrained(model_dir)
+    tokenizer.save_pretrained(model_dir)
+    meta = {"stage": task.stage, "labels": labels, "max_length": settings.max_length, "bf16": settings.bf16,
+            "recipe": recipe, "base_model": settings.base_model, "peft": settings.peft, "teacher":
+            job.teacher.describe(), "dataset": job.dataset, "train_rows": len(train),
+            "class_counts": dict(Counter(t for _, t in train)), "steps": trainer.state.global_step,
+            "best_val_macro_f1": trainer.state.best_metric, "train_seconds": seconds, "resumed_from": last}
+    (model_dir / META_FILE).write_text(json.dumps(meta, ensure_ascii=False, indent=2, default=str))
+    (model_dir / "COMPLETE").write_text(str(trainer.state.global_step))
+
+
+def evaluate_classifier(model_dir: Path, rows: Sequence[Row], labels: Sequence[str], batch_size: int
+                        ) -> tuple[list[str], float]:
+    """Predict `rows` with the saved model through the plug-back loader; returns predictions and items/s."""
+    from factlab.stages.classifiers import SequenceClassifier
+
+    classifier = SequenceClassifier(model_dir, batch_size=batch_size)
+    if tuple(labels) != classifier.labels:
+        raise RecipeConfigError(f"{model_dir}: labels {classifier.labels} differ from the task's {tuple(labels)}")
+    has_pair = bool(rows) and rows[0].pair is not None
+    warm = rows[: batch_size]  # the first batch pays for lazy initialisation; time the steady state
+    classifier.predict([r.text for r in warm], [r.pair for r in warm] if has_pair else None)
+    start = time.perf_counter()
+    predicted = classifier.predict([r.text for r in rows], [r.pair for r in rows] if has_pair else None)
+    seconds = time.perf_counter() - start
+    return [label for label, _ in predicted], (len(rows) / seconds if seconds > 0 else 0.0)
+
+
+def evaluate_and_register(task: ClassifierTask, test: LabelledSplit, job: TrainJob, settings: ClassifierSettings,
+                          model_dir: Path) -> dict:
+    """Test metrics vs gold and vs teacher, throughput, size; confusion matrix PNG; MLflow logging + registry."""
+    from factlab.stages.classifiers import META_FILE
+    from factlab.train.registry import folder_size_bytes, parameter_count, register_model
+
+    labels = list(task.labels)
+    rows = [row for row in test.rows if row.gold in task.labels]
+    predicted, items_per_s = evaluate_classifier(model_dir, test.rows, labels, settings.eval_batch_size)
+    meta = json.loads((model_dir / META_FILE).read_text())
+    by_row = dict(zip(map(id, test.rows), predicted, strict=True))
+    gold = [row.gold for row in rows]
+    mine = [by_row[id(row)] for row in rows]
+    metrics = {f"test/{k}": v for k, v in classification_metrics(gold, mine, labels).items()}
+    for label, values in per_class(gold, mine, labels).items():
+        metrics.update({f"test/{name}/{label}": values[name] for name in ("precision", "recall", "f1")})
+        metrics[f"test/n/{label}"] = values["support"]
+    for lang in sorted({row.lang for row in rows}):
+        subset = [(g, p) for row, g, p in zip(rows, gold, mine, strict=True) if row.lang == lang]
+        lang_metrics = classification_metrics([g for g, _ in subset], [p for _, p in subset], labels)
+        metrics.update({f"test/{lang}/{k}": v for k, v in lang_metrics.items()})
+    rate, n = agreement(predicted, test.targets)
+    metrics.update({
+        "test/agreement_with_teacher": rate, "test/compared_with_teacher": n, "test/items_per_s": items_per_s,
+        "test/batch_size": settings.eval_batch_size, "train/wall_s": meta["train_seconds"],
+        "train/rows": meta["train_rows"], "train/steps": meta["steps"],
+        "model/parameters": parameter_count(model_dir), "model/size_mb": folder_size_bytes(model_dir) / 2**20,
+    })
+    matrix = confusion(gold, mine, labels)
+    figure = confusion_figure(matrix, labels, f"{task.stage}: test, n={len(gold)}")
+    figure.savefig(job.work_dir / "confusion_matrix.png", dpi=120)
+    job.tracker.log_figure(figure, "test/confusion_matrix.png")
+    job.tracker.log_metrics(metrics)
+    predictions = [{"text": r.text, "pair": r.pair, "gold": r.gold, "teacher": t, "predicted": p, "lang": r.lang,
+                    "case_id": r.case_id} for r, t, p in zip(test.rows, test.targets, predicted, strict=True)]
+    job.tracker.log_table(predictions, "test/predictions.jsonl")
+    (job.work_dir / "test_predictions.jsonl").write_text(
+        "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in predictions))
+    (job.work_dir / "metrics.json").write_text(json.dumps({**metrics, "confusion": matrix}, indent=2))
+    job.tracker.log_dict({"labels": labels, "confusion": matrix}, "test/confusion_matrix.json")
+    uri = register_model(job.tracker, model_dir, job.registered_name, {
+        "stage": task.stage, **{k: f"{metrics[k]:.4f}" for k in ("test/macro_f1", "test/balanced_accuracy")}})
+    return {**metrics, "model_uri": uri, "model_dir": str(model_dir.resolve()), "settings": asdict(settings)}

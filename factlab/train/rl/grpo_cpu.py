@@ -1,0 +1,188 @@
+"""`python train.py recipe=grpo_search_cpu`: the CPU path of the search-checker RL, through TRL's GRPOTrainer.
+
+    python train.py recipe=grpo_search_cpu                              # Qwen2.5-Coder-0.5B + LoRA, 5 steps
+    python train.py recipe=grpo_search_cpu recipe.max_steps=2 tracking=off
+
+The same VERL parquet rows (factlab/train/rl/data.py), the same `search` tool over the same retrieval service
+(factlab/train/rl/retrieval.py) and the same reward (`factlab.train.rl.reward.compute_score`) as recipe=search_r1;
+TRL runs the multi-turn tool calls itself (`environment_factory`: one SearchEnvironment per rollout). Reward per
+step goes to the job's tracker (MLflow: `train/reward`, `train/rewards/verl_reward/mean`, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from factlab.train.job import TrainJob
+from factlab.train.rl.format import format_hits
+from factlab.train.rl.retrieval import retrieve
+from factlab.train.rl.reward import compute_score
+
+logger = logging.getLogger(__name__)
+
+
+class SearchEnvironment:
+    """One rollout's tools for TRL (`environment_factory`): `search` on the row's corpus through the service.
+
+    Args:
+        url: the retrieval service's /retrieve URL.
+        topk: passages per search call.
+    """
+
+    def __init__(self, url: str, topk: int) -> None:
+        self.url = url
+        self.topk = topk
+        self.corpus: str | None = None
+        self.queries: list[str] = []
+
+    def reset(self, **row) -> None:
+        """Take the corpus key from the row's tools kwargs (as VERL's tool does) and forget earlier queries."""
+        tools_kwargs = (row.get("extra_info") or {}).get("tools_kwargs") or {}
+        self.corpus = ((tools_kwargs.get("search") or {}).get("create_kwargs") or {}).get("corpus")
+        self.queries = []
+
+    def search(self, query: str) -> str:
+        """Search the evidence corpus. Returns the best matching passages, each starting with its [chunk id].
+
+        Args:
+            query: One short keyword query for one open question about the claim.
+        """
+        self.queries.append(query)
+        return format_hits(retrieve(self.url, [query], self.corpus, self.topk)[0])
+
+
+def render_completion(completion: str | Sequence[Mapping]) -> str:
+    """A TRL completion (text, or the assistant / tool messages of a tool-calling rollout) as the text VERL's reward
+    sees: tool calls as `<tool_call>{json}</tool_call>`, tool results as `<tool_response>...</tool_response>`.
+
+    >>> text = render_completion([{"role": "assistant", "content": "", "tool_calls": [{"type": "function",
+    ...     "function": {"name": "search", "arguments": {"query": "x"}}}]}, {"role": "tool", "content": "[a] t"},
+    ...     {"role": "assistant", "content": "<answer>{}</answer>"}])
+    >>> print(text)
+    <tool_call>{"name": "search", "arguments": {"query": "x"}}</tool_call>
+    <tool_response>[a] t</tool_response>
+    <answer>{}</answer>
+    """
+    if isinstance(completion, str):
+        return completion
+    parts = []
+    for message in completion:
+        if message.get("role") == "tool":
+            parts.append(f"<tool_response>{message.get('content') or ''}</tool_response>")
+            continue
+        content = message.get("content") or ""
+        if isinstance(content, list):  # structured content blocks
+            content = "".join(block.get("text", "") for block in content if isinstance(block, Mapping))
+        calls = [json.dumps({"name": call["function"]["name"], "arguments": call["function"]["arguments"]},
+                            ensure_ascii=False) for call in message.get("tool_calls") or []]
+        parts.append(content + "".join(f"<tool_call>{call}</tool_call>" for call in calls))
+    return "\n".join(part for part in parts if part)
+
+
+def verl_reward(format_weight: float, recall_weight: float) -> Callable:
+    """`compute_score` as a TRL reward function over a batch (its name is what TRL logs: rewards/verl_reward)."""
+
+    def verl_reward(prompts, completions, data_source, reward_model, extra_info, **kwargs) -> list[float]:
+        return [compute_score(source, render_completion(completion), model["ground_truth"], info,
+                              format_weight=format_weight, recall_weight=recall_weight)["score"]
+                for completion, source, model, info in zip(completions, data_source, reward_model, extra_info,
+                                                           strict=True)]
+
+    return verl_reward
+
+
+def load_rows(path: str | Path, limit: int | None = None):
+    """A VERL parquet file as a Hugging Face Dataset (TRL's input), numpy arrays turned back into lists."""
+    import pandas as pd
+
+    import datasets
+
+    frame = pd.read_parquet(path)
+    rows = json.loads(frame.to_json(orient="records", force_ascii=False))[: limit or None]
+    return datasets.Dataset.from_list(rows)
+
+
+def grpo_config(out_dir: Path, max_steps: int, batch_size: int, num_generations: int, max_completion_length: int,
+                max_tool_calls: int, learning_rate: float, temperature: float, beta: float, bf16: bool, seed: int):
+    """TRL's GRPOConfig for a CPU run: every step logged, no external reporting (the tracker callback logs)."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(output_dir=str(out_dir), max_steps=max_steps,
+                      per_device_train_batch_size=batch_size * num_generations,
+                      per_device_eval_batch_size=num_generations, num_generations=num_generations,
+                      max_completion_length=max_completion_length, max_tool_calling_iterations=max_tool_calls,
+                      learning_rate=learning_rate, temperature=temperature, beta=beta, bf16=bf16, use_cpu=True,
+                      logging_steps=1, save_strategy="no", report_to="none", seed=seed, dataloader_num_workers=0,
+                      gradient_checkpointing=False)
+
+
+def train_grpo(model_path: str | Path, train_rows, test_rows, url: str, topk: int, config, peft: Mapping,
+               reward_funcs: Sequence[Callable], callbacks: Sequence = ()):
+    """Build TRL's GRPOTrainer on `model_path` (LoRA per `peft`) with the search environment, train, evaluate.
+
+    Returns:
+        (trainer, eval metrics on `test_rows` or {} when None).
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOTrainer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.bfloat16 if config.bf16 else torch.float32)
+    peft_config = None
+    if peft["enabled"]:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(task_type="CAUSAL_LM", r=peft["r"], lora_alpha=peft["alpha"],
+                                 lora_dropout=peft["dropout"], target_modules=list(peft["target_modules"]))
+    trainer = GRPOTrainer(model=model, args=config, train_dataset=train_rows, processing_class=tokenizer,
+                          reward_funcs=list(reward_funcs), peft_config=peft_config, callbacks=list(callbacks),
+                          environment_factory=lambda: SearchEnvironment(url, topk))
+    trainer.train()
+    metrics = trainer.evaluate(eval_dataset=test_rows) if test_rows is not None else {}
+    return trainer, metrics
+
+
+def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, base_lm: DictConfig,
+                    retrieval: DictConfig, base_model: str | None, multi_hop_only: bool, max_rows: Mapping, topk: int,
+                    max_steps: int, batch_size: int, num_generations: int, max_completion_length: int,
+                    max_tool_calls: int, learning_rate: float, temperature: float, beta: float, peft: Mapping,
+                    reward: Mapping, bf16: bool) -> dict:
+    """Prepare the RL rows, serve retrieval, run a few GRPO steps with LoRA, report the test reward.
+
+    Returns:
+        `test/reward` (mean reward of the trained policy on the test rows, the headline), the per-step train rewards
+        (`train/reward_curve`), and `model_uri` (the LoRA adapter folder).
+    """
+    from factlab.train.rl.setup import base_model_folder, job_retrievers, write_job_data
+    from factlab.train.rl.retrieval import RetrievalService
+    from factlab.train.trainer_support import TrackerCallback
+
+    manifest = write_job_data(job, multi_hop_only, max_rows)
+    model_path = base_model_folder(base_model, base_lm)
+    retrievers = job_retrievers(manifest, retrieval, job.work_dir)
+    train_rows = load_rows(manifest["files"]["train"])
+    test_file = manifest["files"].get("test") or manifest["files"].get("val")
+    test_rows = load_rows(test_file) if test_file else None
+    config = grpo_config(job.work_dir / "trl", max_steps, batch_size, num_generations, max_completion_length,
+                         max_tool_calls, learning_rate, temperature, beta, bf16, job.seed)
+    job.tracker.log_params({"rl/corpus": manifest["corpus"], "rl/model_path": str(model_path),
+                            **{f"rl/{split}_rows": n for split, n in manifest["rows"].items()}})
+    with RetrievalService(retrievers, default_k=topk) as service:
+        trainer, metrics = train_grpo(model_path, train_rows, test_rows, service.url, topk, config, peft,
+                                      [verl_reward(reward["format_weight"], reward["recall_weight"])],
+                                      [TrackerCallback(job.tracker)])
+    curve = [entry["reward"] for entry in trainer.state.log_history if "reward" in entry and "loss" in entry]
+    test_reward = float(metrics.get("eval_reward", math.nan))
+    adapter_dir = job.work_dir / "model"
+    trainer.save_model(str(adapter_dir))
+    job.tracker.log_metrics({headline: test_reward})
+    job.tracker.log_dict({"train_reward_per_step": curve, "test": metrics}, "grpo_rewards.json")
+    return {"recipe": name, "headline": test_reward, headline: test_reward, "train/reward_curve": curve,
+            "model_uri": str(adapter_dir.resolve())}

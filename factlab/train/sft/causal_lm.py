@@ -1,0 +1,276 @@
+"""Distil a generative stage (query_rewrite, extract_claims) into a small causal LM: TRL SFTTrainer, LoRA by config.
+
+The training prompts are exactly what the stage program sends when the model serves as its LM: the stage
+predictor's signature rendered by the LM config's DSPy adapter (conf/lm/<base_lm>.yaml: `adapter`), with the
+teacher's output as the assistant answer in that adapter's format. So the exported model drops into
+`lm@student=...` without a prompt mismatch.
+
+Work folder: `checkpoints/` (resumed), `model/` (merged weights + tokenizer + `factlab_causal_lm.json`),
+`test_predictions.jsonl`, `metrics.json`, and, for a GGUF base, the merged model as GGUF in the model cache
+(`$FACTLAB_CACHE/models`), served by llama.cpp like the packaged models (see `serve_overrides` in metrics.json).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from factlab.train.job import RecipeConfigError, TrainJob, sample_rows, settings_from_yaml
+from factlab.train.tasks import Row, SFTTask
+from factlab.train.teacher import agreement
+
+META_FILE = "factlab_causal_lm.json"
+
+
+@dataclass
+class CausalLMSettings:
+    """The settings of an sft_* recipe (conf/recipe/base/causal_lm.yaml documents each)."""
+
+    base_lm: dict
+    base_model: str | None
+    max_length: int
+    peft: dict
+    epochs: float
+    max_steps: int
+    batch_size: int
+    gradient_accumulation: int
+    learning_rate: float
+    warmup_ratio: float
+    eval_every: int
+    early_stopping_patience: int
+    bf16: bool
+    max_new_tokens: int
+    export_gguf: bool
+    max_rows: dict = field(default_factory=dict)
+    max_train_seconds: float | None = None
+
+
+def sft_settings_from(recipe: str, values: dict) -> CausalLMSettings:
+    """CausalLMSettings from a recipe's keyword values, naming the yaml on an unknown or missing field."""
+    return settings_from_yaml(CausalLMSettings, recipe, values)
+
+
+@dataclass
+class Prompter:
+    """Renders a stage's predictor calls as chat messages with the serving LM's DSPy adapter, and parses answers."""
+
+    signature: type
+    adapter: object
+    output_field: str
+    extra_inputs: dict
+
+    @classmethod
+    def for_stage(cls, stage_cfg: DictConfig, adapter_cfg: DictConfig, task: SFTTask) -> Prompter:
+        from hydra.utils import instantiate
+
+        program = instantiate(stage_cfg.program)
+        predictors = program.named_predictors()
+        if len(predictors) != 1:
+            raise RecipeConfigError(f"stage {stage_cfg.name!r}: SFT needs a program with one predictor, got "
+                                    f"{[name for name, _ in predictors]}")
+        signature = predictors[0][1].signature
+        extra = {k: getattr(program, k) for k in signature.input_fields if k not in task.input_fields}
+        return cls(signature, instantiate(adapter_cfg), task.output_field, extra)
+
+    def messages(self, inputs: dict) -> list[dict]:
+        return self.adapter.format(self.signature, demos=[], inputs={**inputs, **self.extra_inputs})
+
+    def answer(self, target: list[str]) -> str:
+        return self.adapter.format_assistant_message_content(self.signature, {self.output_field: target})
+
+    def parse(self, completion: str):
+        import dspy
+
+        try:
+            return dspy.Prediction(**self.adapter.parse(self.signature, completion)), None
+        except Exception as exc:  # the adapter raises AdapterParseError and friends on malformed answers
+            return dspy.Prediction(**{self.output_field: []}), f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def train_causal_lm(task: SFTTask, stage_cfg: DictConfig, job: TrainJob, settings: CausalLMSettings,
+                    recipe: str) -> dict:
+    """Label, fine-tune (resumable), merge, evaluate on test with the stage's scoring core, export, register.
+
+    Returns:
+        `test/score` (mean of the stage's `metric`), `test/parse_rate`, agreement with the teacher, throughput,
+        model facts, `model_uri`, and `gguf` / `serve_overrides` when exported.
+    """
+    prompter = Prompter.for_stage(stage_cfg, OmegaConf.create(settings.base_lm["adapter"]), task)
+    data = {}
+    for split, cases in job.splits.items():
+        rows = sample_rows(task.rows(cases), settings.max_rows.get(split), job.seed)
+        labels = job.teacher.label(stage_cfg, rows, task.target)
+        targets = [label.target or None for label in labels]
+        rate, n = agreement([json.dumps(t) if t else None for t in targets],
+                            [json.dumps(r.gold) if r.gold else None for r in rows])
+        job.tracker.log_metrics({f"teacher/{split}_exact_agreement_with_gold": rate, f"teacher/{split}_compared": n,
+                                 f"teacher/{split}_no_target": sum(t is None for t in targets),
+                                 f"data/{split}_rows": len(rows)})
+        data[split] = (rows, targets)
+    model_dir = job.work_dir / "model"
+    if not (model_dir / "COMPLETE").exists():
+        _fit(task, prompter, data, job, settings, model_dir, recipe)
+    result = _evaluate(task, prompter, data["test"], job, settings, model_dir)
+    if settings.export_gguf and not settings.base_model:
+        result.update(_export(settings, model_dir, job))
+    from factlab.train.registry import register_model
+
+    job.tracker.log_metrics({k: v for k, v in result.items() if isinstance(v, int | float)})
+    uri = register_model(job.tracker, model_dir, job.registered_name,
+                         {"stage": task.stage, "test/score": f"{result['test/score']:.4f}"})
+    return {**result, "model_uri": uri, "model_dir": str(model_dir.resolve()), "settings": asdict(settings)}
+
+
+def base_model_path(settings: CausalLMSettings) -> Path:
+    """The Hugging Face folder to fine-tune: `base_model` if set, else `base_lm`'s GGUF converted once."""
+    from factlab.train.gguf import hf_from_gguf
+    from factlab.train.registry import resolve_base_model
+
+    return resolve_base_model(settings.base_model) if settings.base_model else hf_from_gguf(settings.base_lm)
+
+
+def _fit(task: SFTTask, prompter: Prompter, data: dict, job: TrainJob, settings: CausalLMSettings,
+         model_dir: Path, recipe: str) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, EarlyStoppingCallback, set_seed
+    from transformers.trainer_utils import get_last_checkpoint
+    from trl import SFTConfig, SFTTrainer
+
+    from datasets import Dataset
+    from factlab.train.gguf import check_round_trip
+    from factlab.train.trainer_support import TimeBudget, TrackerCallback, with_peft
+
+    def examples(split: str) -> list[dict]:
+        rows, targets = data[split]
+        return [{"prompt": prompter.messages(row.inputs),
+                 "completion": [{"role": "assistant", "content": prompter.answer(target)}]}
+                for row, target in zip(rows, targets, strict=True) if target]
+
+    train, val = examples("train"), examples("val")
+    if not train:
+        raise RecipeConfigError(f"{recipe}: no training rows with a teacher target for stage {task.stage!r}; check "
+                                "the dataset has that gold (or use teacher=lm) and recipe.max_rows.train")
+    base = base_model_path(settings)
+    set_seed(job.seed)
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    check_round_trip(tokenizer, source=f"tokenizer of {base}")
+    model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+    model = with_peft(model, settings.peft, "CAUSAL_LM")
+    checkpoints = job.work_dir / "checkpoints"
+    has_val = bool(val)
+    args = SFTConfig(
+        output_dir=str(checkpoints), max_length=settings.max_length, per_device_train_batch_size=settings.batch_size,
+        per_device_eval_batch_size=settings.batch_size, gradient_accumulation_steps=settings.gradient_accumulation,
+        num_train_epochs=settings.epochs, max_steps=settings.max_steps, learning_rate=settings.learning_rate,
+        warmup_steps=settings.warmup_ratio, eval_strategy="steps" if has_val else "no",
+        eval_steps=settings.eval_every, save_strategy="steps", save_steps=settings.eval_every, save_total_limit=2,
+        load_best_model_at_end=has_val, metric_for_best_model="eval_loss", greater_is_better=False,
+        logging_steps=max(1, min(settings.eval_every, 10)), report_to="none", seed=job.seed, data_seed=job.seed,
+        use_cpu=True, bf16=settings.bf16, completion_only_loss=True, restore_callback_states_from_checkpoint=True,
+        dataloader_num_workers=0, dataset_num_proc=None)
+    callbacks = [TrackerCallback(job.tracker), TimeBudget(settings.max_train_seconds)]
+    if has_val and settings.early_stopping_patience > 0:
+        callbacks.append(EarlyStoppingCallback(early_stopping_patience=settings.early_stopping_patience))
+    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(train),
+                         eval_dataset=Dataset.from_list(val) if has_val else None, processing_class=tokenizer,
+                         callbacks=callbacks)
+    last = get_last_checkpoint(str(checkpoints)) if job.resume and checkpoints.is_dir() else None
+    start = time.perf_counter()
+    trainer.train(resume_from_checkpoint=last)
+    seconds = time.perf_counter() - start
+    trained = trainer.model.merge_and_unload() if settings.peft["enabled"] else trainer.model
+    trained.to(torch.bfloat16 if settings.bf16 else torch.float32).save_pretrained(model_dir)
+    tokenizer.save_pretrained(model_dir)
+    meta = {"stage": task.stage, "recipe": recipe, "base": str(base), "base_lm": settings.base_lm.get("name"),
+            "peft": settings.peft, "teacher": job.teacher.describe(), "dataset": job.dataset,
+            "train_rows": len(train), "steps": trainer.state.global_step, "best_val_loss": trainer.state.best_metric,
+            "train_seconds": seconds, "resumed_from": last, "adapter": settings.base_lm["adapter"]}
+    (model_dir / META_FILE).write_text(json.dumps(meta, ensure_ascii=False, indent=2, default=str))
+    (model_dir / "COMPLETE").write_text(str(trainer.state.global_step))
+
+
+def generate(model_dir: Path, conversations: Sequence[list[dict]], max_new_tokens: int, bf16: bool,
+             batch_size: int = 4) -> tuple[list[str], float, int]:
+    """Greedy answers of the saved model to chat prompts; returns them, items/s and generated tokens."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir, padding_side="left")
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    # bfloat16 weights, not autocast: autocast would re-cast every weight at every generated token
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16 if bf16 else torch.float32).eval()
+    answers, tokens = [], 0
+    start = time.perf_counter()
+    with torch.inference_mode():
+        for i in range(0, len(conversations), batch_size):
+            texts = [tokenizer.apply_chat_template(c, tokenize=False, add_generation_prompt=True)
+                     for c in conversations[i:i + batch_size]]
+            batch = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+            out = model.generate(**batch, max_new_tokens=max_new_tokens, do_sample=False,
+                                 pad_token_id=tokenizer.pad_token_id)
+            new = out[:, batch["input_ids"].shape[1]:]
+            tokens += int((new != tokenizer.pad_token_id).sum())
+            answers += tokenizer.batch_decode(new, skip_special_tokens=True)
+    seconds = time.perf_counter() - start
+    return answers, (len(conversations) / seconds if seconds > 0 else 0.0), tokens
+
+
+def _evaluate(task: SFTTask, prompter: Prompter, test: tuple[list[Row], list], job: TrainJob,
+              settings: CausalLMSettings, model_dir: Path) -> dict:
+    import importlib
+
+    from factlab.train.registry import folder_size_bytes, parameter_count
+
+    rows, targets = test
+    metric = importlib.import_module(f"factlab.programs.{task.stage}").metric  # the stage's own definition of right
+    meta = json.loads((model_dir / META_FILE).read_text())
+    answers, items_per_s, tokens = generate(model_dir, [prompter.messages(r.inputs) for r in rows],
+                                            settings.max_new_tokens, settings.bf16)
+    predictions, scores, parsed, same = [], [], 0, []
+    for row, target, answer in zip(rows, targets, answers, strict=True):
+        pred, error = prompter.parse(answer)
+        got = [v for v in (getattr(pred, task.output_field, None) or []) if isinstance(v, str)]
+        parsed += error is None
+        score = metric(row.meta["example"], pred).score
+        scores.append(score)
+        same.append(None if not target else float(got == list(target)))
+        predictions.append({"inputs": row.inputs, "answer": answer, "parsed": got, "error": error, "score": score,
+                            "teacher": target, "gold": row.gold, "lang": row.lang, "case_id": row.case_id})
+    n = len(rows)
+    compared = [s for s in same if s is not None]
+    metrics = {
+        "test/score": sum(scores) / n if n else 0.0, "test/n": n, "test/parse_rate": parsed / n if n else 0.0,
+        "test/exact_agreement_with_teacher": sum(compared) / len(compared) if compared else None,
+        "test/items_per_s": items_per_s, "test/batch_size": 4, "test/generated_tokens": tokens,
+        "train/wall_s": meta["train_seconds"], "train/rows": meta["train_rows"], "train/steps": meta["steps"],
+        "model/parameters": parameter_count(model_dir), "model/size_mb": folder_size_bytes(model_dir) / 2**20,
+    }
+    job.tracker.log_table(predictions, "test/predictions.jsonl")
+    (job.work_dir / "test_predictions.jsonl").write_text(
+        "".join(json.dumps(p, ensure_ascii=False, default=str) + "\n" for p in predictions))
+    (job.work_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    return metrics
+
+
+def _export(settings: CausalLMSettings, model_dir: Path, job: TrainJob) -> dict:
+    """The merged model as GGUF next to the packaged models, and the overrides that serve it as a stage's LM."""
+    from factlab.models.assemble import assemble, default_cache_dir
+    from factlab.train.gguf import export_gguf
+
+    lm = settings.base_lm
+    template = assemble(list(lm["packages"]), lm["filename"], lm["sha256"])
+    name = f"{job.registered_name}-{job.work_dir.name}"
+    path = default_cache_dir() / f"{name}.gguf"
+    if not path.with_suffix(".gguf.sha256").exists():
+        export_gguf(model_dir, template, path, name)
+    sha = path.with_suffix(".gguf.sha256").read_text().strip()
+    overrides = " ".join([f"student.name={name}", f"student.alias={name}", "student.packages=[]",
+                          f"student.filename={path.name}", f"student.sha256={sha}"])
+    (job.work_dir / "serve_overrides.txt").write_text(overrides + "\n")
+    return {"gguf": str(path), "serve_overrides": overrides, "model/gguf_size_mb": path.stat().st_size / 2**20}

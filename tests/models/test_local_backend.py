@@ -1,0 +1,132 @@
+"""Assembling chunk packages (sha256 checks) and the llama.cpp server's failure messages."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+
+import pytest
+
+from factlab.models.assemble import ModelAssemblyError, assemble
+from factlab.models.lm import MissingAPIKeyError, openai_lm
+from factlab.models.server import ServerStartError, ensure_server
+
+
+def _fake_part(tmp_path, name, payload: bytes):
+    pkg = tmp_path / name
+    (pkg / "data").mkdir(parents=True)
+    (pkg / "data" / "part.bin").write_bytes(payload)
+    (pkg / "__init__.py").write_text(
+        "import os\ndef get_part_path():\n    return os.path.join(os.path.dirname(__file__), 'data', 'part.bin')\n"
+    )
+
+
+@pytest.fixture
+def fake_parts(tmp_path, monkeypatch):
+    _fake_part(tmp_path, "fakepart_a", b"GGUF-first-")
+    _fake_part(tmp_path, "fakepart_b", b"second")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield ["fakepart_a", "fakepart_b"], hashlib.sha256(b"GGUF-first-second").hexdigest()
+    for name in ("fakepart_a", "fakepart_b"):
+        sys.modules.pop(name, None)
+
+
+def test_assemble_concatenates_in_order_and_checks_sha(fake_parts, tmp_path):
+    packages, sha = fake_parts
+    out = assemble(packages, "m.gguf", sha, cache_dir=tmp_path / "cache")
+    assert out.read_bytes() == b"GGUF-first-second"
+    assert assemble(packages, "m.gguf", sha, cache_dir=tmp_path / "cache") == out  # cached, stamp matches
+
+
+def test_assemble_rejects_wrong_sha_and_missing_package(fake_parts, tmp_path):
+    packages, _ = fake_parts
+    with pytest.raises(ModelAssemblyError, match="sha256"):
+        assemble(packages, "bad.gguf", "0" * 64, cache_dir=tmp_path / "cache")
+    assert not (tmp_path / "cache" / "bad.gguf").exists()
+    with pytest.raises(ModelAssemblyError, match="pip install no-such-part"):
+        assemble(["no_such_part"], "x.gguf", None, cache_dir=tmp_path / "cache")
+
+
+def test_openai_backend_names_the_missing_env_var(monkeypatch):
+    import dspy
+
+    monkeypatch.delenv("FACTLAB_TEST_KEY", raising=False)
+    with pytest.raises(MissingAPIKeyError, match="FACTLAB_TEST_KEY"):
+        openai_lm("x", "m", "http://127.0.0.1:1/v1", "FACTLAB_TEST_KEY", dspy.ChatAdapter())
+
+
+def test_server_missing_model_file_is_named(tmp_path):
+    with pytest.raises(ServerStartError, match="does not exist"):
+        ensure_server(tmp_path / "nope.gguf", "nope", state_dir=tmp_path)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python not installed")
+def test_server_that_dies_names_model_and_port(tmp_path):
+    bogus = tmp_path / "bogus.gguf"
+    bogus.write_bytes(b"not a gguf file")
+    with pytest.raises(ServerStartError) as err:
+        ensure_server(bogus, "bogus", port=38517, start_timeout_s=60, state_dir=tmp_path)
+    assert str(bogus) in str(err.value) and "38517" in str(err.value)
+
+
+def test_running_server_of_same_model_is_reused(tmp_path):
+    import json
+    import os
+    import socket
+
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        (tmp_path / "reuse-alias.json").write_text(json.dumps({"model_path": str(model), "port": port,
+                                                                "pid": os.getpid()}))
+        server = ensure_server(model, "reuse-alias", state_dir=tmp_path)
+    assert server.port == port and server.owned is False
+
+
+class _RecordingOpenAI:
+    """A one-route OpenAI chat server on 127.0.0.1 that records each request body and answers "ok"."""
+
+    def __init__(self):
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        bodies = self.bodies = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (http.server's spelling)
+                bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                answer = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                                     "choices": [{"index": 0, "finish_reason": "stop",
+                                                  "message": {"role": "assistant", "content": "ok"}}],
+                                     "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer.encode())
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.api_base = f"http://127.0.0.1:{self.server.server_port}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_local_route_sends_max_tokens_which_llama_cpp_reads():
+    """llama.cpp's server ignores `max_completion_tokens` (DSPy's `openai/` spelling): the cap must go as max_tokens."""
+    from factlab.models.lm import LOCAL_ROUTE, _lm
+
+    fake = _RecordingOpenAI()
+    try:
+        lm = _lm(f"{LOCAL_ROUTE}/qwen-test", fake.api_base, "local", 0.0, 7, False, 10.0, 0)
+        assert lm("hi") == ["ok"]
+    finally:
+        fake.server.shutdown()
+    body = fake.bodies[-1]
+    assert body.get("max_tokens") == 7 and "max_completion_tokens" not in body
