@@ -15,40 +15,10 @@ from omegaconf import DictConfig
 
 
 def run(cfg: DictConfig) -> dict:
-    """Resolve the config, prepare the job (data, splits, teacher, work folder), run the recipe in one tracked run.
+    """Train per `cfg` (see factlab.train.job.run)."""
+    from factlab.train.job import run as train
 
-    Returns:
-        The recipe's result: test metrics, `model_uri`, and `headline` (the recipe's headline metric).
-    """
-    import time
-    from pathlib import Path
-
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.utils import instantiate
-    from omegaconf import OmegaConf
-
-    from factlab.runtime import prepare_offline_env
-    from factlab.train.job import prepare_job, run_recipe
-
-    prepare_offline_env()
-    params = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)  # fails early on any ???
-    if cfg.threads:
-        import torch
-
-        torch.set_num_threads(cfg.threads)
-    tracker = instantiate(cfg.tracking)
-    job, job_params = prepare_job(cfg, tracker)
-    tags = {"recipe": cfg.recipe.name, "stage": cfg.recipe.stage.name, "dataset": cfg.dataset.name,
-            "teacher": job.teacher.name}
-    with tracker.run(f"train/{cfg.recipe.name}", run_name=f"{cfg.dataset.name}-{job.teacher.name}", tags=tags):
-        tracker.log_params({**params, **job_params})
-        if HydraConfig.initialized():
-            tracker.log_artifact(Path(HydraConfig.get().runtime.output_dir) / ".hydra", ".hydra")
-        start = time.perf_counter()
-        result = run_recipe(cfg.recipe, job)
-        tracker.log_metrics({"job/wall_s": time.perf_counter() - start})
-        result["run_id"] = tracker.run_id
-    return result
+    return train(cfg)
 
 
 @hydra.main(config_path="conf", config_name="train", version_base="1.3")

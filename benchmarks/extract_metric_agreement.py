@@ -30,13 +30,13 @@ def main() -> None:
 
     from factlab.config import compose_config
     from factlab.data.registry import load_dataset
-    from factlab.evals.job import build_matcher
+    from factlab.matching.claims import usable_encode
+    from factlab.metrics import f1
     from factlab.optimize.examples import stage_splits
-    from factlab.tracking.refs import resolve_compiled
-    from factlab.stages.build import build_program
     from factlab.programs.extract_claims import _score
-    from factlab.matching.text import f1
     from factlab.runtime import configure_lm_cache, prepare_offline_env
+    from factlab.stages.build import build_program
+    from factlab.tracking.refs import resolve_compiled
 
     prepare_offline_env()
     cfg = compose_config("optimize", ["stage=extract_claims", *args.overrides])
@@ -44,7 +44,7 @@ def main() -> None:
     examples = stage_splits(load_dataset(cfg.dataset).cases, "extract_claims", cfg.splits, cfg.seed,
                             cfg.max_examples)[args.split]
     eval_cfg = compose_config("evaluate", [])
-    matcher = build_matcher(eval_cfg, instantiate(eval_cfg.retrieval.encoder))
+    matcher = instantiate(eval_cfg.matcher, encode=usable_encode(instantiate(eval_cfg.retrieval.encoder)))
     student = instantiate(cfg.student)
     compiled = resolve_compiled(args.compiled, "extract_claims", cfg.tracking.get("tracking_uri"))
     programs = {"zero-shot": build_program(cfg.stage), "compiled": build_program(cfg.stage, compiled=str(compiled))}

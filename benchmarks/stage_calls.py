@@ -32,10 +32,10 @@ def main() -> None:
 
     from factlab.config import compose_config
     from factlab.data.registry import load_dataset
-    from factlab.data.views import stage_examples
     from factlab.models.errors import call_safely
-    from factlab.stages.build import build_program
     from factlab.runtime import prepare_offline_env
+    from factlab.stages.build import build_program
+    from factlab.stages.examples import stage_examples
 
     prepare_offline_env()
     cases = load_dataset(compose_config("prepare_data").dataset).cases

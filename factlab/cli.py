@@ -41,8 +41,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from factlab.config import compose_config
     from factlab.models.errors import call_safely
-    from factlab.stages.build import build_program
     from factlab.schema import to_jsonable
+    from factlab.stages.build import build_program
     from factlab.textio import InputError, read_text_file, require_text
 
     try:

@@ -1,47 +1,105 @@
-"""Classification metrics of a distilled model: accuracy, macro-F1, balanced accuracy, per-class precision /
-recall / F1 and the confusion matrix. Pure functions over label lists (no numpy / sklearn needed).
+"""Classification metrics, one definition for evaluation, optimisation and training: F1, macro-F1, balanced
+accuracy, per-class precision / recall / F1, confusion counts, seeded bootstrap intervals, and the confusion figure.
+Pure functions over label lists (numpy only for the bootstrap).
 
-Macro-F1 averages over the classes present in the gold or the predictions (as scikit-learn does); balanced accuracy
-is the mean recall over the classes present in the gold.
+Macro-F1 averages over the classes present in the gold or the predictions (as scikit-learn does); a predicted value
+outside the classes (evaluation's `missed`) is simply wrong. Balanced accuracy is the mean recall over the classes
+present in the gold.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+
+
+def f1(precision: float, recall: float) -> float:
+    """Harmonic mean, 0 when both are 0.
+
+    >>> f1(0.5, 1.0)
+    0.6666666666666666
+    """
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+def confusion_counts(gold: Sequence[str], pred: Sequence[str], rows: Sequence[str], cols: Sequence[str]) -> dict:
+    """Counts gold row -> predicted column (values outside rows / cols are not counted).
+
+    >>> confusion_counts(["a", "b"], ["a", "a"], ["a", "b"], ["a", "b"])
+    {'a': {'a': 1, 'b': 0}, 'b': {'a': 1, 'b': 0}}
+    """
+    counts = Counter(zip(gold, pred, strict=True))
+    return {r: {c: counts[(r, c)] for c in cols} for r in rows}
 
 
 def confusion(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> list[list[int]]:
-    """Counts[i][j] of gold labels[i] predicted as labels[j].
+    """Counts[i][j] of gold labels[i] predicted as labels[j]; a label outside `labels` is an error.
 
     >>> confusion(["a", "a", "b"], ["a", "b", "b"], ["a", "b"])
     [[1, 1], [0, 1]]
     """
-    index = {label: i for i, label in enumerate(labels)}
-    matrix = [[0] * len(labels) for _ in labels]
-    for g, p in zip(gold, pred, strict=True):
-        if g not in index or p not in index:
-            raise ValueError(f"label {g if g not in index else p!r} is not one of {', '.join(labels)}")
-        matrix[index[g]][index[p]] += 1
-    return matrix
+    outside = next((x for x in (*gold, *pred) if x not in set(labels)), None)
+    if outside is not None:
+        raise ValueError(f"label {outside!r} is not one of {', '.join(labels)}")
+    table = confusion_counts(gold, pred, labels, labels)
+    return [[table[g][p] for p in labels] for g in labels]
 
 
 def per_class(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> dict[str, dict[str, float]]:
-    """Precision, recall, F1 and support per label (0.0 where undefined).
+    """Precision, recall, F1 and support per label (0.0 where undefined); predictions outside `labels` count as
+    wrong for every label.
 
     >>> per_class(["a", "a", "b"], ["a", "b", "b"], ["a", "b"])["b"]
     {'precision': 0.5, 'recall': 1.0, 'f1': 0.6666666666666666, 'support': 1}
     """
-    matrix = confusion(gold, pred, labels)
     out = {}
-    for i, label in enumerate(labels):
-        tp = matrix[i][i]
-        predicted = sum(row[i] for row in matrix)
-        support = sum(matrix[i])
+    pairs = list(zip(gold, pred, strict=True))
+    for label in labels:
+        tp = sum(1 for g, p in pairs if g == label and p == label)
+        predicted = sum(1 for _, p in pairs if p == label)
+        support = sum(1 for g, _ in pairs if g == label)
         precision = tp / predicted if predicted else 0.0
         recall = tp / support if support else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        out[label] = {"precision": precision, "recall": recall, "f1": f1, "support": support}
+        out[label] = {"precision": precision, "recall": recall, "f1": f1(precision, recall), "support": support}
     return out
+
+
+def macro_f1(gold: Sequence[str], pred: Sequence[str], classes: Sequence[str]) -> float | None:
+    """Mean per-class F1 over the classes of `classes` that occur in gold or prediction. None for no items.
+
+    >>> macro_f1(["a", "a", "b"], ["a", "b", "b"], ["a", "b", "c"])
+    0.6666666666666666
+    >>> macro_f1(["a"], ["missed"], ["a", "b"])
+    0.0
+    """
+    if not gold:
+        return None
+    present = [c for c in classes if c in set(gold) | set(pred)]
+    scores = per_class(gold, pred, present)
+    return sum(s["f1"] for s in scores.values()) / len(present) if present else 0.0
+
+
+def balanced_accuracy(gold: Sequence[str], pred: Sequence[str]) -> float | None:
+    """Mean recall over the classes present in gold. None for no items.
+
+    >>> balanced_accuracy(["a", "a", "a", "b"], ["a", "a", "a", "a"])
+    0.5
+    """
+    if not gold:
+        return None
+    recalls = per_class(gold, pred, sorted(set(gold)))
+    return sum(r["recall"] for r in recalls.values()) / len(recalls)
+
+
+def binary_f1(pairs: Sequence[tuple[bool, bool]]) -> float | None:
+    """F1 of the positive class over (gold, pred) pairs.
+
+    >>> binary_f1([(True, True), (True, False), (False, True)])
+    0.5
+    """
+    if not pairs:
+        return None
+    return per_class([bool(g) for g, _ in pairs], [bool(p) for _, p in pairs], [True])[True]["f1"]
 
 
 def classification_metrics(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> dict[str, float]:
@@ -53,15 +111,48 @@ def classification_metrics(gold: Sequence[str], pred: Sequence[str], labels: Seq
     """
     if not gold:
         return {"accuracy": 0.0, "macro_f1": 0.0, "balanced_accuracy": 0.0, "n": 0}
-    classes = per_class(gold, pred, labels)
-    seen_gold = set(gold)
-    present = [label for label in labels if label in seen_gold or label in set(pred)]
+    confusion(gold, pred, labels)  # every value must be a known label
     return {
         "accuracy": sum(g == p for g, p in zip(gold, pred, strict=True)) / len(gold),
-        "macro_f1": sum(classes[label]["f1"] for label in present) / len(present),
-        "balanced_accuracy": sum(classes[label]["recall"] for label in labels if label in seen_gold) / len(seen_gold),
+        "macro_f1": macro_f1(gold, pred, labels),
+        "balanced_accuracy": balanced_accuracy(gold, pred),
         "n": len(gold),
     }
+
+
+def bootstrap_ci(units: Sequence, statistic: Callable[[Sequence], Mapping[str, float | None]], names: Sequence[str],
+                 samples: int, seed: int, confidence: float) -> dict[str, tuple[float, float]]:
+    """Percentile bootstrap intervals of `statistic(units)[name]`, resampling units (cases) with replacement.
+
+    Args:
+        units: the resampling units.
+        statistic: units -> metrics.
+        names: the metrics to get intervals for.
+        samples: bootstrap samples.
+        seed: numpy seed (the same seed gives the same intervals).
+        confidence: e.g. 0.95.
+
+    Returns:
+        name -> (low, high); a metric that is None in every sample is left out.
+
+    >>> stat = lambda us: {"mean": sum(us) / len(us)}
+    >>> bootstrap_ci([0, 1] * 10, stat, ["mean"], 200, 0, 0.9) == bootstrap_ci([0, 1] * 10, stat, ["mean"], 200, 0, 0.9)
+    True
+    """
+    import numpy as np
+
+    if not units or samples < 1:
+        return {}
+    rng = np.random.default_rng(seed)
+    values: dict[str, list[float]] = {name: [] for name in names}
+    for _ in range(samples):
+        picked = [units[i] for i in rng.integers(0, len(units), size=len(units))]
+        metrics = statistic(picked)
+        for name in names:
+            if metrics.get(name) is not None:
+                values[name].append(float(metrics[name]))
+    tail = (1 - confidence) / 2
+    return {name: (float(np.quantile(v, tail)), float(np.quantile(v, 1 - tail))) for name, v in values.items() if v}
 
 
 def confusion_figure(matrix: Sequence[Sequence[int]], labels: Sequence[str], title: str):

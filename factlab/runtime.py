@@ -1,4 +1,5 @@
-"""Process setup every entry point calls first (never at import time): offline hubs, DSPy's disk cache."""
+"""Process setup every entry point calls first (never at import time): offline hubs, DSPy's disk cache, and the one
+place that reads $FACTLAB_CACHE (where models, indexes, the claim cache and server state live)."""
 
 from __future__ import annotations
 
@@ -24,3 +25,11 @@ def configure_lm_cache(cache_dir: str | Path | None) -> None:
 
     Path(cache_dir).mkdir(parents=True, exist_ok=True)
     dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(cache_dir))
+
+
+def cache_root() -> Path:
+    """factlab's cache folder: $FACTLAB_CACHE, default ~/.cache/factlab (models/, index/, claims.sqlite, servers/).
+
+    Every module asks here; nothing else reads the variable, so one setting moves every cache.
+    """
+    return Path(os.environ.get("FACTLAB_CACHE") or Path.home() / ".cache" / "factlab")

@@ -79,18 +79,23 @@ def detect_language(text: str) -> str:
 
 
 def to_jsonable(value):
-    """Dataclasses (Judgment, Evidence ...), lists and dicts as plain JSON-able values.
+    """Dataclasses (Judgment, Evidence ...), lists and dicts as plain JSON values; anything else JSON cannot hold
+    becomes its string.
 
     >>> to_jsonable([Judgment("support", 0.9, "same year")])
     [{'relation': 'support', 'confidence': 0.9, 'reason': 'same year'}]
+    >>> to_jsonable({1: ("a", None), "p": Evidence})
+    {'1': ['a', None], 'p': "<class 'factlab.schema.Evidence'>"}
     """
-    if hasattr(value, "__dataclass_fields__"):
+    if hasattr(value, "__dataclass_fields__") and not isinstance(value, type):
         return {k: to_jsonable(v) for k, v in vars(value).items()}
     if isinstance(value, list | tuple):
         return [to_jsonable(v) for v in value]
     if isinstance(value, dict):
-        return {k: to_jsonable(v) for k, v in value.items()}
-    return value
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)
 
 
 @dataclass

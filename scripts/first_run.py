@@ -22,8 +22,8 @@ def main() -> None:
     from factlab.data.registry import load_dataset
     from factlab.models.errors import call_safely
     from factlab.programs import STAGES
-    from factlab.stages.build import build_program
     from factlab.runtime import prepare_offline_env
+    from factlab.stages.build import build_program
 
     prepare_offline_env()
     cases = {c["case_id"]: c for c in load_dataset(compose_config("prepare_data").dataset).cases}

@@ -1,7 +1,7 @@
 """Token accounting of LM calls, per round: what each call sent (input) as factlab counts tokens, and what the LM
 server reported when it did.
 
-`input_tokens` counts the rendered messages with `factlab.retrieval.tokenizer.count_tokens` (latin words and CJK
+`input_tokens` counts the rendered messages with `factlab.matching.text.count_tokens` (latin words and CJK
 characters count 1 each), so fake and real LMs are measured alike and cache hits still count what was sent;
 `lm_prompt_tokens` is the server's own count (0 for a fake LM or a cache hit).
 """
@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
-from factlab.retrieval.tokenizer import count_tokens
+from factlab.matching.text import count_tokens
 
 
 @dataclass

@@ -27,10 +27,10 @@ from typing import Literal
 import dspy
 
 from factlab.agents.accounting import RoundLog, meter
+from factlab.matching.text import containment, count_tokens, pick_choice, tokens
 from factlab.programs.judge import _as_confidence
-from factlab.matching.text import containment, pick_choice, tokens
 from factlab.retrieval.compress import compress
-from factlab.retrieval.tokenizer import content_tokens, count_tokens
+from factlab.retrieval.tokenizer import content_tokens
 from factlab.schema import RELATIONS, Evidence, Judgment
 
 # search(queries, k, claim) -> evidence, as `factlab.retrieval.retriever.Retriever.search`.

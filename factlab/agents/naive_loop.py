@@ -11,9 +11,8 @@ import dspy
 
 from factlab.agents.accounting import RoundLog, meter
 from factlab.agents.multi_round import Search, decide_label, relied_on, render_results, search_parallel
+from factlab.matching.text import count_tokens, pick_choice
 from factlab.programs.judge import _as_confidence
-from factlab.matching.text import pick_choice
-from factlab.retrieval.tokenizer import count_tokens
 from factlab.schema import RELATIONS, Evidence
 
 

@@ -9,7 +9,6 @@ the case ids of each split, the content hashes, the resolved config).
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
@@ -17,22 +16,8 @@ from omegaconf import DictConfig, OmegaConf
 from factlab.data.cases import SPLITS, canonical_json, case_row, write_cases
 from factlab.data.loaders.build import resolve_path
 from factlab.data.registry import content_hash, load_dataset, summarise
-from factlab.data.splits import split_cases
+from factlab.data.splits import seeded_sample, split_cases
 from factlab.schema import LABELS
-
-
-def sample_cases(cases: list[dict], max_cases: int | None, seed: int) -> list[dict]:
-    """A seeded sample of at most max_cases cases, in their original order (all of them for None).
-
-    >>> [c["case_id"] for c in sample_cases([{"case_id": str(i)} for i in range(5)], 2, seed=0)]
-    ['3', '4']
-    """
-    if max_cases is None or max_cases >= len(cases):
-        return list(cases)
-    if max_cases <= 0:
-        raise ValueError(f"max_cases: expected a positive number or null, got {max_cases}")
-    keep = set(random.Random(seed).sample(range(len(cases)), max_cases))
-    return [case for index, case in enumerate(cases) if index in keep]
 
 
 def run(cfg: DictConfig) -> dict:
@@ -43,7 +28,7 @@ def run(cfg: DictConfig) -> dict:
     """
     resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
     dataset = load_dataset(cfg.dataset)
-    cases = sample_cases(dataset.cases, cfg.max_cases, cfg.seed)
+    cases = seeded_sample(dataset.cases, cfg.max_cases, cfg.seed)
     splits = split_cases(cases, cfg.splits, cfg.seed)
     output = resolve_path(cfg.output_dir)
     output.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TypeVar
 
 from factlab.data.cases import SPLITS
 from factlab.data.errors import DataError
@@ -20,6 +21,8 @@ from factlab.schema import LABELS, RELATIONS, normalise_text
 class LeakageError(DataError):
     """The same claim is in two splits that must not share claims."""
 
+
+T = TypeVar("T")
 
 # (held-out split, split it must not share claims with)
 LEAKAGE_PAIRS: tuple[tuple[str, str], ...] = (("test", "train"), ("test", "val"))
@@ -136,14 +139,20 @@ def split_cases(cases: list[dict], fractions: Mapping[str, float], seed: int) ->
         seed: the shuffle seed.
 
     Returns:
-        split name -> its cases in input order (every split of `fractions` present, possibly empty).
+        split name -> its cases in input order (train, val and test always present, possibly empty).
 
-    A case that already names its `split` (a row added by `dataset.extra`) keeps it and takes no part in the
-    assignment, so adding such rows never moves the other cases.
+    A case that already names its `split` (a prepared dataset, or a row added by `dataset.extra`) keeps it and takes
+    no part in the assignment, so adding such rows never moves the other cases; when every case names its split the
+    fractions are not used.
+
+    >>> cases = [{"case_id": "a", "split": "train"}, {"case_id": "b", "split": "test"}]
+    >>> {k: [c["case_id"] for c in v] for k, v in split_cases(cases, {}, 0).items()}
+    {'train': ['a'], 'val': [], 'test': ['b']}
     """
-    assignment = assign_splits([case for case in cases if "split" not in case], fractions, seed)
+    unsplit = [case for case in cases if "split" not in case]
+    assignment = assign_splits(unsplit, fractions, seed) if unsplit else {}
     assignment.update((case["case_id"], case["split"]) for case in cases if "split" in case)
-    splits: dict[str, list[dict]] = {name: [] for name in fractions}
+    splits: dict[str, list[dict]] = {name: [] for name in SPLITS}
     for case in cases:
         split = assignment[case["case_id"]]
         splits[split].append({**case, "split": split})
@@ -175,3 +184,20 @@ def check_leakage(splits: Mapping[str, Iterable[dict]]) -> None:
             raise LeakageError(f"claim {claim!r} is in {held_out} (case {held_case}) and in {other} (case "
                                f"{other_case}); split with factlab.data.splits.split_cases, which keeps cases "
                                "sharing a claim together, or drop one of the cases")
+
+
+def seeded_sample(items: Sequence[T], limit: int | None, seed: int) -> list[T]:
+    """At most `limit` items, a seeded sample kept in the original order (all of them for None): the one sampler of
+    cases (prepare_data.py), stage examples (optimize.py) and training rows (train.py).
+
+    >>> seeded_sample(list("abcde"), 3, seed=0)
+    ['a', 'd', 'e']
+    >>> seeded_sample(list("abc"), None, seed=0)
+    ['a', 'b', 'c']
+    """
+    if limit is None or limit >= len(items):
+        return list(items)
+    if limit < 1:
+        raise ValueError(f"sample size: expected a positive number or null, got {limit}")
+    keep = set(random.Random(seed).sample(range(len(items)), limit))
+    return [item for index, item in enumerate(items) if index in keep]

@@ -1,4 +1,5 @@
-"""Views of cases for each consumer: DSPy stage examples, classifier rows, SFT chat rows and RL rows.
+"""Views of cases for each consumer: classifier rows, relation pairs and RL chat rows (the DSPy examples of a
+stage are the stage's own `to_examples`, gathered by factlab.stages.examples).
 
 Every view reads the same case dicts (schema: datasets/README.md) and skips what a case cannot serve, so a view
 over a dataset without that gold is simply empty.
@@ -6,27 +7,12 @@ over a dataset without that gold is simply empty.
 
 from __future__ import annotations
 
-import importlib
-import json
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from factlab.schema import LABELS, RELATIONS
 
-if TYPE_CHECKING:
-    import dspy
-
-SFT_STAGES: tuple[str, ...] = ("extract_claims", "query_rewrite")
-# One short instruction per chat task; the system message of every SFT / RL row.
+# The system instruction of each chat task (the RL rows; factlab/train/rl/format.py adds the answer format).
 INSTRUCTIONS: dict[str, str] = {
-    "extract_claims": (
-        "Split the text into atomic factual claims worth checking. Make each claim self-contained: name the "
-        "subject, time and place. Answer with a JSON list of strings in the language of the text."
-    ),
-    "query_rewrite": (
-        "Write search queries that would find evidence for or against the claim. Answer with a JSON list of "
-        "strings in the language of the claim."
-    ),
     "verify": (
         "Search the corpus for evidence on the claim, then answer with a JSON object: "
         f'{{"relation": one of {", ".join(RELATIONS)}; "label": one of {", ".join(LABELS)}; '
@@ -36,10 +22,10 @@ INSTRUCTIONS: dict[str, str] = {
 
 
 def chat_messages(task: str, user: str, assistant: str | None = None) -> list[dict[str, str]]:
-    """The chat prompt of a task: system instruction, user input and, for SFT, the gold assistant answer.
+    """The chat prompt of a task: system instruction, user input and, when given, the assistant answer.
 
-    >>> [m["role"] for m in chat_messages("query_rewrite", "Water boils at 100 C.", '["boiling point water"]')]
-    ['system', 'user', 'assistant']
+    >>> [m["role"] for m in chat_messages("verify", "Water boils at 100 C.")]
+    ['system', 'user']
     """
     if task not in INSTRUCTIONS:
         raise ValueError(f"unknown chat task {task!r}; expected one of {', '.join(INSTRUCTIONS)}")
@@ -47,33 +33,6 @@ def chat_messages(task: str, user: str, assistant: str | None = None) -> list[di
     if assistant is not None:
         messages.append({"role": "assistant", "content": assistant})
     return messages
-
-
-def stage_examples(cases: Iterable[dict], stage: str) -> list[dspy.Example]:
-    """DSPy examples of one stage: `factlab.programs.<stage>.to_examples(case)` concatenated over the cases.
-
-    Args:
-        cases: the cases.
-        stage: a stage module name under factlab/programs (e.g. "judge").
-
-    Returns:
-        The examples, inputs already marked; cases the stage cannot use contribute none.
-
-    Raises:
-        ValueError: no such stage module, or it has no `to_examples`.
-    """
-    module_name = f"factlab.programs.{stage}"
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:
-            raise
-        from factlab.programs import STAGES
-
-        raise ValueError(f"unknown stage {stage!r}: no module {module_name}; stages: {', '.join(STAGES)}") from None
-    if not callable(getattr(module, "to_examples", None)):
-        raise ValueError(f"{module_name} has no to_examples(case) -> list[dspy.Example]")
-    return [example for case in cases for example in module.to_examples(case)]
 
 
 def relation_pairs(cases: Iterable[dict]) -> list[dict]:
@@ -137,32 +96,6 @@ def vertical_rows(cases: Iterable[dict]) -> list[dict]:
     return rows
 
 
-def sft_rows(cases: Iterable[dict], stage: str) -> list[dict]:
-    """Chat rows ``{"messages": [system, user, assistant]}`` for supervised fine-tuning of one stage.
-
-    extract_claims: one row per case with check-worthy gold claims (not when the case text is its only claim, as in
-    single-claim public datasets); the answer is the JSON list of claims. query_rewrite: one row per claim with
-    gold `queries`; the answer is their JSON list.
-
-    >>> case = {"case_id": "x", "lang": "en", "text": "t", "claims": [{"text": "c", "queries": ["q"]}]}
-    >>> sft_rows([case], "query_rewrite")[0]["messages"][2]["content"]
-    '["q"]'
-    """
-    if stage not in SFT_STAGES:
-        raise ValueError(f"no SFT view for stage {stage!r}; expected one of {', '.join(SFT_STAGES)}")
-    rows = []
-    for case in cases:
-        claims = [claim for claim in case.get("claims", []) if claim.get("checkworthy", True)]
-        if stage == "extract_claims":
-            texts = [claim["text"] for claim in claims]
-            if texts and texts != [case["text"]]:
-                rows.append({"messages": chat_messages(stage, case["text"], _json(texts))})
-        else:
-            rows += [{"messages": chat_messages(stage, claim["text"], _json(claim["queries"]))}
-                     for claim in claims if claim.get("queries")]
-    return rows
-
-
 def rl_rows(cases: Iterable[dict]) -> list[dict]:
     """RL rows, one per claim with a gold relation or label: the chat prompt, the ground truth the reward checks
     (relation, label, gold evidence chunk ids) and extra info.
@@ -181,6 +114,3 @@ def rl_rows(cases: Iterable[dict]) -> list[dict]:
         if claim.get("relation") or claim.get("label")
     ]
 
-
-def _json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False)

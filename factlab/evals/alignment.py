@@ -7,67 +7,21 @@ compares between the original run and a run with one stage substituted by gold.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from factlab.evals.gold import claim_offset, containing, gold_claims, gold_spans
 from factlab.matching.claims import ClaimMatcher
-from factlab.pipeline.pipeline import ClaimTrace, DocumentTrace, summarise_context
+from factlab.pipeline.trace import ClaimTrace, DocumentTrace
 
 MISSED = "missed"  # predicted label of a gold claim no predicted claim matches
 ERROR = "error"  # predicted label of a matched claim whose processing failed
-DOC_STAGES = ("paragraphs", "checkworthy", "extract_claims", "review_claims")
-CLAIM_STAGES = ("vertical", "query_rewrite", "retrieval", "judge")
-
-
-class DraftRecorder:
-    """Wraps the `extract_claims` stage and keeps its output per input, so evaluation sees the drafts the review
-    stage received (a DocumentTrace keeps only reviewed claims).
-
-    Args:
-        stage: the extract_claims callable (`paragraph=`, `context=` -> prediction with `claims`).
-    """
-
-    def __init__(self, stage: Callable[..., Any]) -> None:
-        self.stage = stage
-        self.drafts: dict[tuple[str, str], list[str]] = {}
-
-    def __call__(self, paragraph: str, context: str = ""):
-        pred = self.stage(paragraph=paragraph, context=context)
-        self.drafts[(paragraph, context)] = [str(c) for c in (pred.claims or [])]
-        return pred
-
-
-def worthy_text(rows: list[dict]) -> str:
-    """The text the pipeline hands to claim extraction: the check-worthy sentences joined.
-
-    >>> worthy_text([{"text": "A.", "checkworthy": True}, {"text": "B.", "checkworthy": False}])
-    'A.'
-    """
-    return " ".join(r["text"] for r in rows if r["checkworthy"])
-
-
-def paragraph_drafts(trace: DocumentTrace, recorder: DraftRecorder, context_chars: int,
-                     fixed: Mapping[str, Any] | None = None) -> list[list[str]]:
-    """The drafted (pre-review) claims of each predicted paragraph of a run."""
-    fixed = fixed or {}
-    out = []
-    for index, rows in enumerate(trace.sentences):
-        worthy = worthy_text(rows)
-        if not worthy:
-            out.append([])
-        elif "extract_claims" in fixed:
-            out.append(list(fixed["extract_claims"][index]))
-        else:
-            context = summarise_context([p["text"] for p in trace.paragraphs[:index]], context_chars)
-            out.append(list(recorder.drafts.get((worthy, context), [])))
-    return out
 
 
 def is_placeholder(trace: ClaimTrace) -> bool:
-    """The error card standing for a paragraph whose claims could not be extracted (`p<i>-c0`)."""
-    return trace.claim_id.endswith("-c0")
+    """The error card standing for a paragraph whose claims could not be extracted."""
+    return trace.placeholder
 
 
 @dataclass
@@ -135,17 +89,17 @@ class RunView:
     fixed: Mapping[str, Any]
 
 
-def align(case: dict, trace: DocumentTrace, drafts: list[list[str]], matcher: ClaimMatcher,
-          fixed: Mapping[str, Any] | None = None) -> RunView:
-    """Match the run's drafts and reviewed claims to the case's gold claims and build each claim's ItemState.
+def align(case: dict, trace: DocumentTrace, matcher: ClaimMatcher, fixed: Mapping[str, Any] | None = None) -> RunView:
+    """Match the run's drafts and reviewed claims (both read from the trace) to the case's gold claims and build each
+    claim's ItemState.
 
     Args:
         case: the gold case.
         trace: the pipeline's trace of the case's text.
-        drafts: the drafted claims per predicted paragraph (`paragraph_drafts`).
         matcher: the semantic claim matcher.
         fixed: the gold substitutions this run was made with (kept for the record).
     """
+    drafts = trace.drafts
     golds = gold_claims(case)
     gold_texts = [c["text"] for c in golds]
     spans = [(p["start"], p["end"]) for p in trace.paragraphs]
@@ -163,7 +117,7 @@ def align(case: dict, trace: DocumentTrace, drafts: list[list[str]], matcher: Cl
         if index is not None:
             row = next((r for r in trace.sentences[index] if r["start"] <= offset < r["end"]), None)
         own_drafts = drafts[index] if index is not None else []
-        own_finals = [t.text for t in trace.claims[index] if not is_placeholder(t)] if index is not None else []
+        own_finals = [t.text for t in trace.units[index].real_claims()] if index is not None else []
         best_d = matcher.best(claim["text"], [d for _, d in flat_drafts])
         best_f = matcher.best(claim["text"], [t.text for _, t in flat_finals])
         final, final_sim = final_pairs.get(gi, (None, 0.0))

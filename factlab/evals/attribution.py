@@ -17,13 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from factlab.evals.alignment import (
-    CLAIM_STAGES,
-    DOC_STAGES,
-    ItemState,
-    RunView,
-    is_placeholder,
-)
+from factlab.cards.model import excerpt
+from factlab.evals.alignment import ItemState, RunView, is_placeholder
 from factlab.evals.gold import (
     chunk_relations,
     claims_by_paragraph,
@@ -36,10 +31,9 @@ from factlab.evals.gold import (
     snippet_agrees,
     span_overlap,
 )
-from factlab.cards.model import excerpt
-from factlab.pipeline.pipeline import ClaimTrace
+from factlab.pipeline.trace import CLAIM_STAGES, DOC_STAGES, PIPELINE_STAGES, ClaimTrace
 
-FIRST_FAILURE_STAGES: tuple[str, ...] = (*DOC_STAGES, "vertical", "query_rewrite", "retrieval", "judge", "rules")
+FIRST_FAILURE_STAGES: tuple[str, ...] = PIPELINE_STAGES
 SUBSTITUTABLE: tuple[str, ...] = (*DOC_STAGES, *CLAIM_STAGES)
 NONE, SEVERAL = "none", "several"
 COUNTERFACTUAL_OUTCOMES: tuple[str, ...] = (*SUBSTITUTABLE, NONE, SEVERAL)
@@ -230,7 +224,7 @@ def doc_substitution(stage: str, case: dict, base: RunView, paragraphs: set[int]
         return None if drafts == base.drafts else {"paragraphs": pred_paragraphs, "checkworthy": trace.sentences,
                                                    "extract_claims": drafts}
     if stage == "review_claims":
-        finals = [[t.text for t in ts if not is_placeholder(t)] for ts in trace.claims]
+        finals = [[t.text for t in unit.real_claims()] for unit in trace.units]
         reviewed = [by_paragraph[i] if i in paragraphs else f for i, f in enumerate(finals)]
         return None if reviewed == finals else {"paragraphs": pred_paragraphs, "checkworthy": trace.sentences,
                                                 "extract_claims": base.drafts, "review_claims": reviewed}

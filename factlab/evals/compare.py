@@ -10,8 +10,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from factlab.evals.scores import METHODS
 from factlab.evals.report import distribution_figure, markdown_table
+from factlab.evals.scores import METHODS
 
 RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 EXPERIMENT_PREFIX = "evaluate/"

@@ -15,17 +15,7 @@ from typing import Any
 import dspy
 from tqdm import tqdm
 
-from factlab.evals.alignment import (
-    CLAIM_STAGES,
-    DOC_STAGES,
-    DraftRecorder,
-    ItemState,
-    RunView,
-    align,
-    gold_paragraph_of,
-    is_placeholder,
-    paragraph_drafts,
-)
+from factlab.evals.alignment import ItemState, RunView, align, gold_paragraph_of, is_placeholder
 from factlab.evals.attribution import (
     NO_OP,
     claim_substitution,
@@ -40,6 +30,7 @@ from factlab.evals.gold import claim_offset, containing, gold_claims, gold_spans
 from factlab.matching.claims import ClaimMatcher
 from factlab.models.errors import classify_exception
 from factlab.pipeline.pipeline import Pipeline
+from factlab.pipeline.trace import CLAIM_STAGES, DOC_STAGES
 from factlab.programs import checkworthy as checkworthy_program
 from factlab.programs import judge as judge_program
 from factlab.programs import paragraphs as paragraphs_program
@@ -93,14 +84,12 @@ def evaluate_cases(pipeline: Pipeline, cases: Sequence[dict], matcher: ClaimMatc
     if pipeline.cache is not None:
         raise ValueError("evaluation needs claim_cache.enabled=false: a claim served from the cache has no evidence "
                          "or judgments to score")
-    recorder = DraftRecorder(pipeline.stages["extract_claims"])
-    pipeline.stages["extract_claims"] = recorder
     result = Evaluation()
     start = pipeline.meter.costs()
     views: list[RunView] = []
     for case in tqdm(cases, desc="cases", unit="case", disable=not settings.progress):
         trace = pipeline.run(case["text"], name=case["case_id"])
-        views.append(align(case, trace, paragraph_drafts(trace, recorder, pipeline.context_chars), matcher))
+        views.append(align(case, trace, matcher))
     after_run = pipeline.meter.costs()
     result.costs["pipeline"] = _costs_delta(after_run, start)
 
@@ -126,7 +115,7 @@ def evaluate_cases(pipeline: Pipeline, cases: Sequence[dict], matcher: ClaimMatc
 
     for case, view in tqdm(list(zip(cases, views, strict=True)), desc="attribution", unit="case",
                            disable=not settings.progress):
-        result.attribution.extend(attribute_case(pipeline, case, view, matcher, settings, recorder, sources,
+        result.attribution.extend(attribute_case(pipeline, case, view, matcher, settings, sources,
                                                  search_gold_queries))
     result.costs["attribution"] = _costs_delta(pipeline.meter.costs(), after_judge)
     return result
@@ -158,7 +147,7 @@ def score_case(case: dict, view: RunView, matcher: ClaimMatcher, settings: EvalS
     golds = gold_claims(case)
     gold_texts = [c["text"] for c in golds]
     drafts = [d for ds in view.drafts for d in ds]
-    finals = [t.text for ts in trace.claims for t in ts if not is_placeholder(t)]
+    finals = [t.text for unit in trace.units for t in unit.real_claims()]
     record["extract_claims"] = {"gold": len(golds), "pred": len(drafts),
                                 "matched": len(matcher.match(gold_texts, drafts))}
     record["review_claims"] = {"gold": len(golds), "pred": len(finals),
@@ -247,7 +236,7 @@ def paragraph_flags(case: dict, trace) -> list[dict]:
 
 
 def attribute_case(pipeline: Pipeline, case: dict, view: RunView, matcher: ClaimMatcher, settings: EvalSettings,
-                   recorder: DraftRecorder, sources: Mapping[str, object], search_gold_queries) -> list[dict]:
+                   sources: Mapping[str, object], search_gold_queries) -> list[dict]:
     """Both blames for every bad item of one case, as table rows."""
     bad = [item for item in view.items.values() if item.bad]
     if not bad:
@@ -261,8 +250,7 @@ def attribute_case(pipeline: Pipeline, case: dict, view: RunView, matcher: Claim
             doc_runs[stage] = None
             continue
         trace = pipeline.run(case["text"], name=case["case_id"], fixed=fixed)
-        doc_runs[stage] = align(case, trace, paragraph_drafts(trace, recorder, pipeline.context_chars, fixed),
-                                matcher, fixed)
+        doc_runs[stage] = align(case, trace, matcher, fixed)
     rows = []
     for item in bad:
         outcomes: dict[str, ItemState | str] = {}

@@ -117,12 +117,12 @@ def held_out_cases(datasets: Mapping[str, DictConfig], splits: Mapping[str, floa
                prepared_root: Path) -> list[dict]:
     """Test-split cases of the named datasets (these fractions and seed) and of every prepared/*/test.jsonl."""
     from factlab.data.registry import load_dataset
-    from factlab.optimize.examples import case_splits
+    from factlab.data.splits import split_cases
 
     out = []
     for name, dataset_cfg in datasets.items():
         try:
-            out += case_splits(load_dataset(dataset_cfg).cases, splits, seed)["test"]
+            out += split_cases(load_dataset(dataset_cfg).cases, splits, seed)["test"]
         except Exception as exc:  # a public dataset missing on this machine: say so, keep going
             logger.warning("reflow: test split of dataset %s unavailable (%s); rows are not checked against it",
                            name, exc)

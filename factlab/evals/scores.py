@@ -1,17 +1,15 @@
-"""Metrics over evaluation records: per stage, final label, end to end, attribution shares, and seeded bootstrap
-confidence intervals. Pure functions over the JSON-able records of factlab/evals/evaluation.py.
+"""Scores of an evaluation: per stage, final label, end to end and attribution shares, from the JSON-able records of
+factlab/evals/evaluation.py (the classification metrics themselves are factlab.metrics').
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-
-import numpy as np
+from collections.abc import Mapping, Sequence
 
 from factlab.evals.alignment import ERROR, MISSED
 from factlab.evals.attribution import COUNTERFACTUAL_OUTCOMES, FIRST_FAILURE_STAGES
-from factlab.matching.text import f1
+from factlab.metrics import balanced_accuracy, binary_f1, confusion_counts, f1, macro_f1
 from factlab.schema import LABELS, RELATIONS
 
 METHODS: dict[str, tuple[str, ...]] = {"first_failure": FIRST_FAILURE_STAGES, "counterfactual": COUNTERFACTUAL_OUTCOMES}
@@ -27,64 +25,6 @@ def _mean(values: Sequence[float]) -> float | None:
     (0.5, None)
     """
     return sum(values) / len(values) if values else None
-
-
-def macro_f1(gold: Sequence[str], pred: Sequence[str], classes: Sequence[str]) -> float | None:
-    """Mean per-class F1 over the classes of `classes` that occur in gold or prediction (a predicted value outside
-    `classes`, like `missed`, is simply wrong). None for no items.
-
-    >>> macro_f1(["a", "a", "b"], ["a", "b", "b"], ["a", "b", "c"])
-    0.6666666666666666
-    >>> macro_f1(["a"], ["missed"], ["a", "b"])
-    0.0
-    """
-    if not gold:
-        return None
-    present = [c for c in classes if c in set(gold) | set(pred)]
-    scores = []
-    for c in present:
-        tp = sum(1 for g, p in zip(gold, pred, strict=True) if g == c and p == c)
-        n_pred, n_gold = sum(1 for p in pred if p == c), sum(1 for g in gold if g == c)
-        scores.append(f1(tp / n_pred if n_pred else 0.0, tp / n_gold if n_gold else 0.0))
-    return sum(scores) / len(scores) if scores else 0.0
-
-
-def balanced_accuracy(gold: Sequence[str], pred: Sequence[str]) -> float | None:
-    """Mean recall over the classes present in gold.
-
-    >>> balanced_accuracy(["a", "a", "a", "b"], ["a", "a", "a", "a"])
-    0.5
-    """
-    if not gold:
-        return None
-    recalls = []
-    for c in sorted(set(gold)):
-        idx = [i for i, g in enumerate(gold) if g == c]
-        recalls.append(sum(1 for i in idx if pred[i] == c) / len(idx))
-    return sum(recalls) / len(recalls)
-
-
-def confusion(gold: Sequence[str], pred: Sequence[str], rows: Sequence[str], cols: Sequence[str]) -> dict:
-    """Counts gold row -> predicted column.
-
-    >>> confusion(["a", "b"], ["a", "a"], ["a", "b"], ["a", "b"])
-    {'a': {'a': 1, 'b': 0}, 'b': {'a': 1, 'b': 0}}
-    """
-    counts = Counter(zip(gold, pred, strict=True))
-    return {r: {c: counts[(r, c)] for c in cols} for r in rows}
-
-
-def binary_f1(pairs: Sequence[tuple[bool, bool]]) -> float | None:
-    """F1 of the positive class over (gold, pred) pairs.
-
-    >>> binary_f1([(True, True), (True, False), (False, True)])
-    0.5
-    """
-    if not pairs:
-        return None
-    tp = sum(1 for g, p in pairs if g and p)
-    n_pred, n_gold = sum(1 for _, p in pairs if p), sum(1 for g, _ in pairs if g)
-    return f1(tp / n_pred if n_pred else 0.0, tp / n_gold if n_gold else 0.0)
 
 
 def stage_metrics(cases: Sequence[Mapping]) -> dict[str, float | None]:
@@ -143,7 +83,7 @@ def stage_metrics(cases: Sequence[Mapping]) -> dict[str, float | None]:
 def label_confusion(cases: Sequence[Mapping]) -> dict:
     """Final-label confusion matrix: gold label -> predicted label (LABELS, then missed / error)."""
     items = [i for c in cases for i in c["items"] if i["gold_label"]]
-    return confusion([i["gold_label"] for i in items], [i["pred_label"] for i in items], LABELS,
+    return confusion_counts([i["gold_label"] for i in items], [i["pred_label"] for i in items], LABELS,
                      (*LABELS, MISSED, ERROR))
 
 
@@ -162,36 +102,3 @@ def attribution_metrics(rows: Sequence[Mapping], items: int) -> dict[str, float]
             out[f"attr/{method}/{stage}/count"] = float(counts[stage])
             out[f"attr/{method}/{stage}/share"] = counts[stage] / len(rows) if rows else 0.0
     return out
-
-
-def bootstrap_ci(units: Sequence, statistic: Callable[[Sequence], Mapping[str, float | None]], names: Sequence[str],
-                 samples: int, seed: int, confidence: float) -> dict[str, tuple[float, float]]:
-    """Percentile bootstrap intervals of `statistic(units)[name]`, resampling units (cases) with replacement.
-
-    Args:
-        units: the resampling units.
-        statistic: units -> metrics.
-        names: the metrics to get intervals for.
-        samples: bootstrap samples.
-        seed: numpy seed (the same seed gives the same intervals).
-        confidence: e.g. 0.95.
-
-    Returns:
-        name -> (low, high); a metric that is None in every sample is left out.
-
-    >>> stat = lambda us: {"mean": sum(us) / len(us)}
-    >>> bootstrap_ci([0, 1] * 10, stat, ["mean"], 200, 0, 0.9) == bootstrap_ci([0, 1] * 10, stat, ["mean"], 200, 0, 0.9)
-    True
-    """
-    if not units or samples < 1:
-        return {}
-    rng = np.random.default_rng(seed)
-    values: dict[str, list[float]] = {name: [] for name in names}
-    for _ in range(samples):
-        picked = [units[i] for i in rng.integers(0, len(units), size=len(units))]
-        metrics = statistic(picked)
-        for name in names:
-            if metrics.get(name) is not None:
-                values[name].append(float(metrics[name]))
-    tail = (1 - confidence) / 2
-    return {name: (float(np.quantile(v, tail)), float(np.quantile(v, 1 - tail))) for name, v in values.items() if v}

@@ -1,12 +1,14 @@
 """Semantic matching of predicted claims to gold claims: one-to-one, greedy by similarity, above a threshold.
 
 The similarity is the cosine of the retriever's encoder (MiniLM) when one is given, else
-`factlab.matching.text.similarity` (token / CJK-bigram F1), each with its own threshold from
-`conf/evaluate.yaml` (`matcher`).
+`factlab.matching.text.similarity` (token / CJK-bigram F1), each with its own threshold (conf/matcher/claims.yaml).
+evaluate.py scores claims with it and optimize.py's extract_claims metric matches with it, so the optimizer maximises
+what the evaluation counts.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -14,7 +16,20 @@ import numpy as np
 from factlab.matching import text as text_match
 from factlab.matching.text import similarity
 
+logger = logging.getLogger(__name__)
+
 Encode = Callable[[list[str]], np.ndarray]
+
+
+def usable_encode(encoder) -> Encode | None:
+    """`encoder.encode` when the encoder works (one probe call), else None (the matcher falls back to lexical
+    similarity, with a warning): evaluation must not die because MiniLM's weights are missing."""
+    try:
+        encoder.encode(["probe"])
+    except Exception as exc:  # no weights, no package: lexical matching with its own threshold
+        logger.warning("claim matcher: encoder %s unavailable (%s); using text_match.similarity", encoder, exc)
+        return None
+    return encoder.encode
 
 
 def greedy_pairs(scores: np.ndarray, threshold: float) -> list[tuple[int, int, float]]:

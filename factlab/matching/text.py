@@ -1,4 +1,5 @@
-"""Language-agnostic text similarity used by the stage scoring cores (no models, no I/O).
+"""Language-agnostic text matching used by every layer: similarity, containment, one-to-one pairing, choice picking
+and token counts (no models, no I/O).
 
 Chinese has no spaces, so similarity works on character bigrams of the normalised text for CJK and on
 word unigrams for everything else; both mixed in one bag.
@@ -14,6 +15,7 @@ True
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 
@@ -22,6 +24,8 @@ from factlab.schema import normalise_text
 Match = Callable[[list[str], list[str]], list[tuple[int, int, float]]]  # (gold, pred) -> one-to-one pairs
 
 _TOKEN = re.compile(r"[\u4e00-\u9fff]|[^\W\u4e00-\u9fff]+", re.UNICODE)
+_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_WORD = re.compile(r"[A-Za-z0-9]+(?:[.,'][A-Za-z0-9]+)*")
 
 
 def tokens(text: str) -> list[str]:
@@ -115,15 +119,6 @@ def match_sets(gold: list[str], pred: list[str],
     )
 
 
-def f1(precision: float, recall: float) -> float:
-    """Harmonic mean, 0 when both are 0.
-
-    >>> f1(0.5, 1.0)
-    0.6666666666666666
-    """
-    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
-
-
 def pick_choice(value: object, choices: tuple[str, ...] | list[str], aliases: Mapping[str, str] | None = None) -> str:
     """The allowed choice a small model's free-form answer names first (it often appends format notes).
 
@@ -144,3 +139,15 @@ def pick_choice(value: object, choices: tuple[str, ...] | list[str], aliases: Ma
     if not found:
         raise ValueError(f"{str(value)[:80]!r} is not one of {', '.join(choices)}")
     return min(found)[2]
+
+
+def count_tokens(text: str) -> int:
+    """Rough token count for budgets and size limits: every CJK character counts 1, every latin word or number 1.
+
+    >>> count_tokens("青霉素于1928年被发现")
+    9
+    >>> count_tokens("GDP grew 5.2% in 2023 国内生产")
+    9
+    """
+    text = unicodedata.normalize("NFKC", text)
+    return len(_CJK_CHAR.findall(text)) + len(_WORD.findall(text))

@@ -10,10 +10,11 @@ import base64
 import hashlib
 import importlib
 import importlib.metadata
-import os
 from pathlib import Path
 
 from tqdm import tqdm
+
+from factlab.runtime import cache_root
 
 _BLOCK = 1 << 22
 
@@ -23,8 +24,8 @@ class ModelAssemblyError(RuntimeError):
 
 
 def default_cache_dir() -> Path:
-    """Where assembled models live: $FACTLAB_CACHE/models, default ~/.cache/factlab/models."""
-    return Path(os.environ.get("FACTLAB_CACHE", Path.home() / ".cache" / "factlab")) / "models"
+    """Where assembled models live: <cache root>/models (factlab.runtime.cache_root)."""
+    return cache_root() / "models"
 
 
 def _sha256(path: Path) -> str:

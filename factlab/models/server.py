@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 from filelock import FileLock
 
-from factlab.models.assemble import default_cache_dir
+from factlab.runtime import cache_root
 
 
 class ServerStartError(RuntimeError):
@@ -113,7 +113,7 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
         return _RUNNING[alias]
     if not model_path.exists():
         raise ServerStartError(f"model file {model_path} does not exist (alias {alias!r})")
-    state = Path(state_dir or default_cache_dir().parent / "servers")
+    state = Path(state_dir or cache_root() / "servers")
     state.mkdir(parents=True, exist_ok=True)
     registry = state / f"{alias}.json"
     with FileLock(str(registry) + ".lock", timeout=start_timeout_s + 30):

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 logger = logging.getLogger(__name__)
 
@@ -30,12 +31,6 @@ def _sweep_id(cfg: DictConfig) -> str | None:
     if HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN:
         return Path(HydraConfig.get().sweep.dir).name
     return None
-
-
-def _hydra_output_dir() -> Path | None:
-    from hydra.core.hydra_config import HydraConfig
-
-    return Path(HydraConfig.get().runtime.output_dir) if HydraConfig.initialized() else None
 
 
 def _scorer(cfg: DictConfig, cases: list[dict], stage: str):
@@ -62,9 +57,10 @@ def _claim_match(cfg: DictConfig):
         return None, "lexical (metric.match.encoder=false)"
     from hydra.utils import instantiate
 
-    from factlab.evals.job import build_matcher
+    from factlab.matching.claims import usable_encode
 
-    matcher = build_matcher(cfg, instantiate(cfg.retrieval.encoder))  # lexical, with a warning, when MiniLM fails
+    # lexical, with a warning, when MiniLM fails
+    matcher = instantiate(cfg.matcher, encode=usable_encode(instantiate(cfg.retrieval.encoder)))
     how = "encoder" if matcher.encode is not None else "lexical (encoder unavailable)"
     return matcher.match, f"{how} >= {matcher.active_threshold}"
 
@@ -131,17 +127,13 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 
     from factlab.data.registry import load_dataset
     from factlab.optimize.examples import stage_splits
-    from factlab.optimize.scoring import evaluate
-    from factlab.optimize.optimizers import CompileContext, instructions
-    from factlab.optimize.report import budget_figure, program_text
-    from factlab.tracking.refs import PROGRAM_ARTIFACT_DIR, program_file_name
     from factlab.optimize.runs import fingerprint, prepare_run_dir, record_mlflow_run, recorded_mlflow_run
-    from factlab.stages.build import build_program
     from factlab.runtime import configure_lm_cache, prepare_offline_env
+    from factlab.tracking.run import resolved_config, tracked_run
 
     started = time.perf_counter()
     prepare_offline_env()
-    resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    resolved = resolved_config(cfg)
     stage, optimizer_name = cfg.stage.name, cfg.optimizer.name
     dataset = load_dataset(cfg.dataset)
     print_ = fingerprint(resolved, cfg.fingerprint_ignore, dataset.content_hash)
@@ -157,95 +149,138 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     previous_run = _existing_run(tracker.tracking_uri, recorded_mlflow_run(run_dir, tracker.tracking_uri))
     run_name = cfg.run_name or f"{stage}-{optimizer_name}-{tags['config_hash']}"
     logger.info("%s %s: run dir %s (%s)", stage, optimizer_name, run_dir, "resuming" if resumed else "new")
+    params = {"dataset_content_hash": dataset.content_hash,
+              "examples": {name: len(examples) for name, examples in splits.items()}}
 
-    with tracker.run(f"optimize/{stage}", run_name=run_name, tags=tags, run_id=previous_run) as track:
+    with tracked_run(cfg, f"optimize/{stage}", run_name=run_name, tags=tags, run_id=previous_run, params=params,
+                     tracker=tracker) as track:
         record_mlflow_run(run_dir, tracker.tracking_uri, track.run_id)
-        if previous_run is None:  # a resumed MLflow run already has them (and refuses changed values)
-            track.log_params({**resolved, "dataset_content_hash": dataset.content_hash,
-                              "examples": {name: len(examples) for name, examples in splits.items()}})
         track.set_tags({**tags, "resumed": str(resumed)})
-        autologging = _autolog(cfg, track)
-        try:
-            student = instantiate(cfg.student)
-            optimizer = instantiate(cfg.optimizer)
-            reflector = instantiate(cfg.reflector) if optimizer.uses_reflector else None
-            program = build_program(cfg.stage)
-            reports, seconds = {}, {}
-            with student.context():
-                for split in EVAL_SPLITS:
-                    reports[("baseline", split)] = evaluate(program, splits[split], scorer, split, "baseline",
-                                                            cfg.eval.num_threads)
-                student_before = _usage(student)
-                reflector_before = _usage(reflector) if reflector else {}
-                compile_start = time.perf_counter()
-                result = optimizer.compile(program, splits["train"], splits["val"], scorer,
-                                           CompileContext(student, reflector, run_dir, print_))
-                seconds["compile"] = time.perf_counter() - compile_start
-                compile_usage = {"student": _usage(student, student_before)}
-                if reflector:
-                    compile_usage["reflector"] = _usage(reflector, reflector_before)
-                for split in EVAL_SPLITS:
-                    reports[("compiled", split)] = evaluate(result.program, splits[split], scorer, split, "compiled",
-                                                            cfg.eval.num_threads)
-        finally:
-            if autologging:
-                import mlflow
-
-                mlflow.dspy.autolog(disable=True)
-
-        program_path = run_dir / PROGRAM_ARTIFACT_DIR / program_file_name(stage)
-        program_path.parent.mkdir(parents=True, exist_ok=True)
-        result.program.save(str(program_path))  # JSON state, never pickle
-        build_program(cfg.stage, compiled=str(program_path))  # it must load back as this stage
-        seconds["wall"] = time.perf_counter() - started
-
-        metrics: dict[str, float] = {"optimizer/metric_calls": result.metric_calls,
-                                     "time/compile_s": seconds["compile"], "time/wall_s": seconds["wall"]}
-        for (label, split), report in reports.items():
-            suffix = "before" if label == "baseline" else "after"
-            metrics[f"{split}/score_{suffix}"] = report.score
-            metrics[f"time/eval_{split}_{suffix}_s"] = report.seconds
-            metrics.update({f"{split}/{key}_{suffix}": value for key, value in report.extras.items()})
-        for split in EVAL_SPLITS:
-            metrics[f"{split}/score"] = reports[("compiled", split)].score
-            metrics[f"{split}/delta"] = reports[("compiled", split)].score - reports[("baseline", split)].score
-        roles = {"student": student, **({"reflector": reflector} if reflector else {})}
-        for role, handle in roles.items():
-            metrics.update({f"lm/{role}/{key}": value for key, value in _usage(handle).items()})
-            metrics.update({f"lm/{role}/compile_{key}": value for key, value in compile_usage[role].items()})
-        metrics.update(result.metrics)
-        track.log_metrics(metrics)
-        for calls, score in result.curve:
-            track.log_metrics({"val/best_score_by_metric_calls": score}, step=int(calls))
-        track.set_tags(result.tags)
-
-        track.log_artifact(program_path, PROGRAM_ARTIFACT_DIR)
-        track.log_text(program_text(result.program), "program/readable.txt")
-        track.log_dict({"before": instructions(program), "after": instructions(result.program)},
-                       "program/instructions.json")
-        for (label, split), report in reports.items():
-            track.log_table(report.rows, f"predictions/{split}_{label}.jsonl")
-        if result.candidates:
-            track.log_table(result.candidates, f"candidates/{optimizer_name}.jsonl")
-        for name, rows in result.tables.items():
-            if rows:
-                track.log_table(rows, name)
-        baseline_val = reports[("baseline", "val")].score
-        track.log_figure(budget_figure(result.curve, baseline_val, f"{stage} / {optimizer_name}"),
-                         "plots/score_over_budget.png")
-        hydra_dir = _hydra_output_dir()
-        if hydra_dir is not None and (hydra_dir / ".hydra").is_dir():
-            track.log_artifact(hydra_dir / ".hydra", "hydra")
+        compiled = _compile(cfg, track, splits, scorer, run_dir, print_)
+        program_path = _save_program(cfg, compiled.result.program, run_dir)
+        metrics = _metrics(compiled, time.perf_counter() - started)
+        _log(track, cfg, compiled, metrics, program_path)
         mlflow_run_id = track.run_id
 
     summary = {
         "stage": stage, "optimizer": optimizer_name, "run_dir": str(run_dir), "resumed": resumed,
         "program_path": str(program_path), "mlflow_run_id": mlflow_run_id, "sweep_id": sweep,
         "examples": {name: len(examples) for name, examples in splits.items()},
-        "instructions_before": instructions(program), "instructions_after": instructions(result.program),
+        "instructions_before": compiled.instructions_before, "instructions_after": compiled.instructions_after,
         **metrics,
     }
     logger.info("%s %s: val %.3f -> %.3f, test %.3f -> %.3f, %d metric calls, %.0f s", stage, optimizer_name,
                 metrics["val/score_before"], metrics["val/score_after"], metrics["test/score_before"],
-                metrics["test/score_after"], result.metric_calls, seconds["wall"])
+                metrics["test/score_after"], compiled.result.metric_calls, metrics["time/wall_s"])
     return summary
+
+
+@dataclass
+class Compiled:
+    """What compiling produced: the optimizer's result, the four evaluation reports and the LM spend."""
+
+    result: Any  # CompileResult
+    reports: dict[tuple[str, str], Any]  # (baseline | compiled, split) -> EvalReport
+    handles: dict[str, Any]  # role -> LM handle (student, reflector)
+    compile_usage: dict[str, dict[str, int]]
+    compile_seconds: float
+    instructions_before: dict[str, str]
+    instructions_after: dict[str, str]
+
+
+def _compile(cfg: DictConfig, track, splits: dict, scorer, run_dir: Path, print_: dict) -> Compiled:
+    """Baseline on val / test, compile on train (val for selection), the compiled program on val / test."""
+    from hydra.utils import instantiate
+
+    from factlab.optimize.optimizers import CompileContext, instructions
+    from factlab.optimize.scoring import evaluate
+    from factlab.stages.build import build_program
+
+    autologging = _autolog(cfg, track)
+    try:
+        student = instantiate(cfg.student)
+        optimizer = instantiate(cfg.optimizer)
+        reflector = instantiate(cfg.reflector) if optimizer.uses_reflector else None
+        program = build_program(cfg.stage)
+        reports = {}
+        with student.context():
+            for split in EVAL_SPLITS:
+                reports[("baseline", split)] = evaluate(program, splits[split], scorer, split, "baseline",
+                                                        cfg.eval.num_threads)
+            student_before = _usage(student)
+            reflector_before = _usage(reflector) if reflector else {}
+            start = time.perf_counter()
+            result = optimizer.compile(program, splits["train"], splits["val"], scorer,
+                                       CompileContext(student, reflector, run_dir, print_))
+            seconds = time.perf_counter() - start
+            usage = {"student": _usage(student, student_before)}
+            if reflector:
+                usage["reflector"] = _usage(reflector, reflector_before)
+            for split in EVAL_SPLITS:
+                reports[("compiled", split)] = evaluate(result.program, splits[split], scorer, split, "compiled",
+                                                        cfg.eval.num_threads)
+    finally:
+        if autologging:
+            import mlflow
+
+            mlflow.dspy.autolog(disable=True)
+    handles = {"student": student, **({"reflector": reflector} if reflector else {})}
+    return Compiled(result, reports, handles, usage, seconds, instructions(program), instructions(result.program))
+
+
+def _save_program(cfg: DictConfig, program, run_dir: Path) -> Path:
+    """The compiled program as JSON state (never pickle) in the run dir; it must load back as this stage."""
+    from factlab.stages.build import build_program
+    from factlab.tracking.refs import PROGRAM_ARTIFACT_DIR, program_file_name
+
+    path = run_dir / PROGRAM_ARTIFACT_DIR / program_file_name(cfg.stage.name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    program.save(str(path))
+    build_program(cfg.stage, compiled=str(path))
+    return path
+
+
+def _metrics(compiled: Compiled, wall_s: float) -> dict[str, float]:
+    """Scores before / after per split, deltas, the optimizer's spend and the LM usage per role."""
+    result = compiled.result
+    metrics: dict[str, float] = {"optimizer/metric_calls": result.metric_calls,
+                                 "time/compile_s": compiled.compile_seconds, "time/wall_s": wall_s}
+    for (label, split), report in compiled.reports.items():
+        suffix = "before" if label == "baseline" else "after"
+        metrics[f"{split}/score_{suffix}"] = report.score
+        metrics[f"time/eval_{split}_{suffix}_s"] = report.seconds
+        metrics.update({f"{split}/{key}_{suffix}": value for key, value in report.extras.items()})
+    for split in EVAL_SPLITS:
+        after, before = compiled.reports[("compiled", split)].score, compiled.reports[("baseline", split)].score
+        metrics[f"{split}/score"], metrics[f"{split}/delta"] = after, after - before
+    for role, handle in compiled.handles.items():
+        metrics.update({f"lm/{role}/{key}": value for key, value in _usage(handle).items()})
+        metrics.update({f"lm/{role}/compile_{key}": value for key, value in compiled.compile_usage[role].items()})
+    metrics.update(result.metrics)
+    return metrics
+
+
+def _log(track, cfg: DictConfig, compiled: Compiled, metrics: dict[str, float], program_path: Path) -> None:
+    """Metrics, the budget curve, the program (JSON + readable), predictions, candidates and the budget plot."""
+    from factlab.optimize.report import budget_figure, program_text
+    from factlab.tracking.refs import PROGRAM_ARTIFACT_DIR
+
+    result, stage = compiled.result, cfg.stage.name
+    track.log_metrics(metrics)
+    for calls, score in result.curve:
+        track.log_metrics({"val/best_score_by_metric_calls": score}, step=int(calls))
+    track.set_tags(result.tags)
+    track.log_artifact(program_path, PROGRAM_ARTIFACT_DIR)
+    track.log_text(program_text(result.program), "program/readable.txt")
+    track.log_dict({"before": compiled.instructions_before, "after": compiled.instructions_after},
+                   "program/instructions.json")
+    for (label, split), report in compiled.reports.items():
+        track.log_table(report.rows, f"predictions/{split}_{label}.jsonl")
+    if result.candidates:
+        track.log_table(result.candidates, f"candidates/{cfg.optimizer.name}.jsonl")
+    for name, rows in result.tables.items():
+        if rows:
+            track.log_table(rows, name)
+    baseline_val = compiled.reports[("baseline", "val")].score
+    track.log_figure(budget_figure(result.curve, baseline_val, f"{stage} / {cfg.optimizer.name}"),
+                     "plots/score_over_budget.png")

@@ -18,8 +18,8 @@ from typing import Any
 
 import dspy
 
-from factlab.optimize.scoring import CountingMetric, RolloutCounter, StageScorer
 from factlab.optimize.runs import claim_state_dir
+from factlab.optimize.scoring import CountingMetric, RolloutCounter, StageScorer
 
 
 @dataclass

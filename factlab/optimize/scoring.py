@@ -16,8 +16,9 @@ from typing import Any
 
 import dspy
 
-from factlab.models.errors import call_safely
 from factlab.matching.text import Match
+from factlab.models.errors import call_safely
+from factlab.schema import to_jsonable
 
 Retrieve = Callable[[list[str]], list[str]]
 
@@ -107,24 +108,6 @@ class EvalReport:
     seconds: float = 0.0
 
 
-def jsonable(value: Any) -> Any:
-    """Predictions and gold as JSON-friendly values (dataclasses become dicts).
-
-    >>> from factlab.schema import Judgment
-    >>> jsonable({"j": [Judgment("support", 0.9)]})
-    {'j': [{'relation': 'support', 'confidence': 0.9, 'reason': ''}]}
-    """
-    if hasattr(value, "__dataclass_fields__"):
-        return {k: jsonable(v) for k, v in vars(value).items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value
-    return str(value)
-
-
 def _numeric(details: dict[str, Any]) -> dict[str, float]:
     return {k: float(v) for k, v in details.items() if isinstance(v, int | float) and not isinstance(v, str)}
 
@@ -141,13 +124,14 @@ def evaluate(program: dspy.Module, examples: list[dspy.Example], scorer: StageSc
     def one(example: dspy.Example) -> dict:
         pred, error = call_safely(scorer.stage, program, **example.inputs().toDict())
         row = {"split": split, "program": label, "case_id": example.get("case_id"), "lang": example.get("lang"),
-               "inputs": jsonable(example.inputs().toDict()),
-               "gold": jsonable({k: v for k, v in example.labels().toDict().items() if k not in ("case_id", "lang")})}
+               "inputs": to_jsonable(example.inputs().toDict()),
+               "gold": to_jsonable({k: v for k, v in example.labels().toDict().items()
+                                    if k not in ("case_id", "lang")})}
         if error is not None:
             return {**row, "prediction": None, "score": 0.0, "feedback": "", "error": str(error), "details": {}}
         result = scorer.feedback(example, pred)
-        return {**row, "prediction": jsonable(pred.toDict()), "score": float(result.score),
-                "feedback": result.feedback, "error": None, "details": jsonable(scorer.details(example, pred))}
+        return {**row, "prediction": to_jsonable(pred.toDict()), "score": float(result.score),
+                "feedback": result.feedback, "error": None, "details": to_jsonable(scorer.details(example, pred))}
 
     start = time.perf_counter()
     executor = ParallelExecutor(num_threads=num_threads, disable_progress_bar=True, max_errors=len(examples) + 1)

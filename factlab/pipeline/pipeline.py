@@ -9,33 +9,22 @@ own error isolation: one failing claim becomes an error card, never a failed doc
 from __future__ import annotations
 
 import re
-import time
-from collections import defaultdict
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 from tqdm import tqdm
 
+from factlab.cards.build import build_claim_card, build_error_card, build_paragraph_card, build_report
+from factlab.cards.model import ClaimCard, ParagraphCard
+from factlab.matching.text import similarity
+from factlab.models.errors import classify_exception
 from factlab.models.lm import LMHandle
-from factlab.models.errors import StageError, classify_exception
 from factlab.pipeline.cache import ClaimCache
-from factlab.cards.model import (
-    ClaimCard,
-    ParagraphCard,
-    Report,
-    build_claim_card,
-    build_error_card,
-    build_paragraph_card,
-    build_report,
-)
+from factlab.pipeline.meter import StageMeter
+from factlab.pipeline.trace import ClaimTrace, DocumentTrace, ParagraphTrace
 from factlab.retrieval.chunking import sentence_spans
 from factlab.rules.business import BusinessRules, JudgedEvidence
-from factlab.schema import Evidence, Judgment
-
-DOC_STAGES = ("paragraphs", "checkworthy", "extract_claims", "review_claims")
-CLAIM_STAGES = ("vertical", "query_rewrite", "retrieval", "judge", "rules")
 
 
 def summarise_context(paragraphs: list[str], max_chars: int) -> str:
@@ -53,58 +42,6 @@ def summarise_context(paragraphs: list[str], max_chars: int) -> str:
             firsts.append(text[spans[0][0]:spans[0][1]].strip())
     summary = " ".join(firsts)
     return summary[-max_chars:].lstrip() if len(summary) > max_chars else summary
-
-
-class StageMeter:
-    """Per-stage LM handles (own call history each) and wall-clock latency, for cost accounting."""
-
-    def __init__(self, student: LMHandle | None) -> None:
-        self.handles = {s: student.fork(s) for s in DOC_STAGES + CLAIM_STAGES} if student else {}
-        self.seconds: dict[str, float] = defaultdict(float)
-        self.items: dict[str, int] = defaultdict(int)
-
-    def call(self, stage: str, fn: Callable[..., Any], **kwargs) -> Any:
-        start = time.perf_counter()
-        try:
-            if stage in self.handles:
-                with self.handles[stage].context():
-                    return fn(**kwargs)
-            return fn(**kwargs)
-        finally:
-            self.seconds[stage] += time.perf_counter() - start
-            self.items[stage] += 1
-
-    def costs(self) -> dict[str, dict[str, float]]:
-        out = {}
-        for stage in DOC_STAGES + CLAIM_STAGES:
-            usage = self.handles[stage].usage() if stage in self.handles else {}
-            out[stage] = {"items": self.items[stage], "seconds": round(self.seconds[stage], 3), **usage}
-        return out
-
-
-@dataclass
-class ClaimTrace:
-    """Every stage's output for one claim (what evaluate.py compares with gold)."""
-
-    claim_id: str
-    text: str
-    sentence: str
-    vertical: str | None = None
-    queries: list[str] = field(default_factory=list)
-    evidence: list[Evidence] = field(default_factory=list)
-    judgments: list[Judgment] = field(default_factory=list)
-    relation: str | None = None
-    card: ClaimCard | None = None
-    error: StageError | None = None
-    cached: bool = False
-
-
-@dataclass
-class DocumentTrace:
-    paragraphs: list[dict]
-    sentences: list[list[dict]]  # per paragraph: {"text", "start", "end", "checkworthy", "reason"}
-    claims: list[list[ClaimTrace]]  # per paragraph
-    report: Report
 
 
 class Pipeline:
@@ -215,44 +152,44 @@ class Pipeline:
     def run(self, document: str, name: str = "document", fixed: Mapping[str, Any] | None = None) -> DocumentTrace:
         """Check one document. `fixed` may hold gold for document-level stages: `paragraphs` (list of dicts),
         `checkworthy` (per paragraph, list of sentence dicts), `extract_claims` (per paragraph, list of claims),
-        `review_claims` (per paragraph, list of claims)."""
+        `review_claims` (per paragraph, list of claims). The trace records what every stage received and gave."""
         fixed = fixed or {}
         paragraphs = fixed["paragraphs"] if "paragraphs" in fixed else self.split(document)
-        sentences, claims_per_para = [], []
-        todo: list[ClaimTrace] = []
-        for index, paragraph in enumerate(paragraphs):
-            rows = fixed["checkworthy"][index] if "checkworthy" in fixed else self.checkworthy_sentences(paragraph)
-            sentences.append(rows)
-            worthy = " ".join(r["text"] for r in rows if r["checkworthy"])
-            claims: list[str] = []
-            if worthy:
-                context = summarise_context([p["text"] for p in paragraphs[:index]], self.context_chars)
-                try:
-                    drafts = fixed["extract_claims"][index] if "extract_claims" in fixed else self.extract(worthy,
-                                                                                                            context)
-                    claims = fixed["review_claims"][index] if "review_claims" in fixed else self.review(
-                        paragraph["text"], drafts)
-                except Exception as exc:  # the paragraph's claims are lost, say so on a card
-                    error = classify_exception("extract_claims", exc)
-                    trace = ClaimTrace(f"p{index + 1}-c0", worthy, worthy, error=error)
-                    trace.card = build_error_card(claim_id=trace.claim_id, text=worthy, error=str(error),
-                                                  sentence=worthy)
-                    claims_per_para.append([trace])
-                    continue
-            traces = [ClaimTrace(f"p{index + 1}-c{i + 1}", c, _source_sentence(c, rows)) for i, c in enumerate(claims)]
-            claims_per_para.append(traces)
-            todo.extend(t for t in traces if t.card is None)
+        units = [self._paragraph(index, paragraphs, fixed) for index in range(len(paragraphs))]
+        todo = [t for unit in units for t in unit.claims if t.card is None]
         bar = tqdm(total=len(todo), desc="claims", unit="claim", disable=not self.progress)
         with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
             for _ in pool.map(lambda t: (self._process_cached(t), bar.update(1)), todo):
                 pass
         bar.close()
-        cards = []
-        for index, (paragraph, traces) in enumerate(zip(paragraphs, claims_per_para, strict=True)):
-            cards.append(_paragraph_card(index, paragraph, traces, sentences[index]))
-        chunks = {e.chunk_id: e.text for ts in claims_per_para for t in ts for e in t.evidence}
+        cards = [_paragraph_card(index, paragraph, unit) for index, (paragraph, unit)
+                 in enumerate(zip(paragraphs, units, strict=True))]
+        chunks = {e.chunk_id: e.text for unit in units for t in unit.claims for e in t.evidence}
         report = build_report(document=name, business=self.rules.name, paragraphs=cards, chunks=chunks)
-        return DocumentTrace(paragraphs, sentences, claims_per_para, report)
+        return DocumentTrace(paragraphs, units, report)
+
+    def _paragraph(self, index: int, paragraphs: list[dict], fixed: Mapping[str, Any]) -> ParagraphTrace:
+        """The document-level stages of one paragraph: sentences, check-worthiness, extraction, review."""
+        paragraph = paragraphs[index]
+        rows = fixed["checkworthy"][index] if "checkworthy" in fixed else self.checkworthy_sentences(paragraph)
+        unit = ParagraphTrace(sentences=rows, worthy=" ".join(r["text"] for r in rows if r["checkworthy"]))
+        if not unit.worthy:
+            return unit
+        unit.context = summarise_context([p["text"] for p in paragraphs[:index]], self.context_chars)
+        try:
+            unit.drafts = list(fixed["extract_claims"][index] if "extract_claims" in fixed
+                               else self.extract(unit.worthy, unit.context))
+            claims = fixed["review_claims"][index] if "review_claims" in fixed else self.review(paragraph["text"],
+                                                                                                  unit.drafts)
+        except Exception as exc:  # the paragraph's claims are lost, say so on a card
+            error = classify_exception("extract_claims", exc)
+            trace = ClaimTrace(f"p{index + 1}-c0", unit.worthy, unit.worthy, error=error, placeholder=True)
+            trace.card = build_error_card(claim_id=trace.claim_id, text=unit.worthy, error=str(error),
+                                          sentence=unit.worthy)
+            unit.claims = [trace]
+            return unit
+        unit.claims = [ClaimTrace(f"p{index + 1}-c{i + 1}", c, _source_sentence(c, rows)) for i, c in enumerate(claims)]
+        return unit
 
 
 def _sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -277,16 +214,15 @@ def _sentence_spans(text: str) -> list[tuple[int, int]]:
 
 def _source_sentence(claim: str, rows: list[dict]) -> str:
     """The check-worthy sentence a claim most likely came from (highest token overlap)."""
-    from factlab.matching.text import similarity
-
     worthy = [r["text"] for r in rows if r["checkworthy"]] or [r["text"] for r in rows]
     return max(worthy, key=lambda s: similarity(claim, s), default="")
 
 
-def _paragraph_card(index: int, paragraph: dict, traces: list[ClaimTrace], rows: list[dict]) -> ParagraphCard:
-    cards = [t.card for t in traces]
+def _paragraph_card(index: int, paragraph: dict, unit: ParagraphTrace) -> ParagraphCard:
+    cards = [t.card for t in unit.claims]
     if not cards:  # opinion-only paragraph: show why nothing was checked
         cards = [ClaimCard(f"p{index + 1}-s{i + 1}", r["text"], r["text"], checkworthy=False,
-                           suggested_action=r.get("reason", "")) for i, r in enumerate(rows) if not r["checkworthy"]]
+                           suggested_action=r.get("reason", "")) for i, r in enumerate(unit.sentences)
+                 if not r["checkworthy"]]
     return build_paragraph_card(f"p{index + 1}", paragraph["start"], paragraph["end"], paragraph["text"], cards)
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import dspy
 
+# The classes of this stage as a trained classifier (`recipe=distill_checkworthy`), in the model's output order.
+CLASSIFIER_LABELS: tuple[str, str] = ("not_checkworthy", "checkworthy")
+
 
 class CheckWorthy(dspy.Signature):
     """Decide whether the text states a checkable fact about the world (a number, date, event, finding,

@@ -9,7 +9,8 @@ import re
 
 import dspy
 
-from factlab.matching.text import Match, f1, match_sets
+from factlab.matching.text import Match, match_sets
+from factlab.metrics import f1
 
 # Openers that leave the subject implicit: a claim starting with one is not decontextualised.
 _PRONOUN_START = re.compile(

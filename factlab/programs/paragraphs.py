@@ -14,22 +14,13 @@ from dataclasses import dataclass
 
 import dspy
 
-from factlab.matching.text import f1
+from factlab.matching.text import count_tokens
+from factlab.metrics import f1
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _LIST_ITEM = re.compile(r"^\s*([-*+]|\d+[.)]|[（(]?[一二三四五六七八九十\d]+[)）、.])\s*")
 _FENCE = re.compile(r"^\s*```")
 _SENTENCE_END = re.compile(r"(?<=[。！？!?])|(?<=[.;；])\s")
-_TOKEN = re.compile(r"[\u4e00-\u9fff]|[A-Za-z0-9]+")
-
-
-def count_tokens(text: str) -> int:
-    """Rough token count: one per CJK character, one per Latin word or number.
-
-    >>> count_tokens("GDP grew 5.2% in 2023 国内生产")
-    10
-    """
-    return len(_TOKEN.findall(text))
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import dspy
 
-from factlab.matching.text import f1, match_sets
+from factlab.matching.text import match_sets
+from factlab.metrics import f1
 
 MATCH_THRESHOLD = 0.6  # similarity at which a reviewed claim counts as the expected one
 

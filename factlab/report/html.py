@@ -9,133 +9,37 @@ All document text is escaped; only http(s) urls become links.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 from factlab.cards.model import ClaimCard, EvidenceItem, ParagraphCard, Report, excerpt
 from factlab.rules.business import risk_rank
 from factlab.schema import LABELS, RISK_LEVELS, detect_language
 
-_UI = {
-    "en": {
-        "title": "Fact-check report", "document": "Document", "business": "Business rules", "created": "Created",
-        "paragraphs": "Paragraphs, riskiest first", "review": "Review queue", "sources": "Sources",
-        "claims": "claims", "evidence": "Evidence", "no_evidence": "No evidence retrieved.",
-        "open_chunk": "source chunk", "open_url": "open source", "tier": "tier", "page": "p.{page}",
-        "used_by": "Paragraphs resting on this source", "not_checkworthy": "not check-worthy", "error": "error",
-        "needs_review": "review", "citation": "Citation", "found": "found", "not_found": "not found among the sources",
-        "supports": "a snippet of it supports the claim", "not_supports": "no snippet of it supports the claim",
-        "expand": "Expand all evidence", "collapse": "Collapse all evidence", "empty_queue": "Nothing to review.",
-        "hints": "Hints", "paragraph": "Paragraph", "snippets_only": "Full chunk text not stored; cited snippets:",
-    },
-    "zh": {
-        "title": "事实核查报告", "document": "文档", "business": "业务规则", "created": "生成时间",
-        "paragraphs": "段落（风险由高到低）", "review": "复核队列", "sources": "来源",
-        "claims": "条陈述", "evidence": "证据", "no_evidence": "未检索到证据。",
-        "open_chunk": "来源片段", "open_url": "打开来源", "tier": "级别", "page": "第 {page} 页",
-        "used_by": "依赖该来源的段落", "not_checkworthy": "无需核查", "error": "出错",
-        "needs_review": "待复核", "citation": "引用", "found": "已找到", "not_found": "来源中未找到",
-        "supports": "其中有段落支持本句", "not_supports": "其中没有支持本句的段落",
-        "expand": "展开全部证据", "collapse": "收起全部证据", "empty_queue": "无待复核项。",
-        "hints": "提示", "paragraph": "段落", "snippets_only": "未保存完整片段文本；引用的摘录：",
-    },
-}
+STATIC_DIR = Path(__file__).resolve().parent / "static"  # report.css, report.js, ui.yaml: data, not Python
 
-_CSS = """
-:root { --red:#c5221f; --red-bg:#fce8e6; --yellow:#b06000; --yellow-bg:#fef7e0; --blue:#1967d2;
-  --blue-bg:#e8f0fe; --none:#bdc1c6; --none-bg:transparent; --ink:#202124; --muted:#5f6368; --line:#dadce0; }
-* { box-sizing: border-box; }
-body { margin:0; color:var(--ink); background:#f8f9fa; line-height:1.6;
-  font-family: system-ui, -apple-system, "Segoe UI", "PingFang SC", "Hiragino Sans GB", "Microsoft YaHei",
-  "Noto Sans CJK SC", "Source Han Sans SC", sans-serif; }
-header { padding:16px 24px; background:#fff; border-bottom:1px solid var(--line); }
-header h1 { margin:0 0 4px; font-size:1.3rem; }
-.meta { color:var(--muted); font-size:.85rem; }
-.meta span + span::before { content:" · "; }
-.chips { margin-top:8px; display:flex; flex-wrap:wrap; gap:6px; }
-.chip { border:1px solid var(--line); border-radius:12px; padding:0 10px; font-size:.8rem; background:#fff; }
-.layout { display:grid; grid-template-columns: 300px minmax(0,1fr); gap:0; }
-nav.side { position:sticky; top:0; align-self:start; max-height:100vh; overflow:auto; padding:12px 14px;
-  border-right:1px solid var(--line); background:#fff; font-size:.85rem; }
-nav.side h2 { font-size:.9rem; margin:12px 0 6px; }
-nav.side ol { list-style:none; margin:0; padding:0; }
-nav.side li a { display:block; padding:4px 6px; margin-bottom:3px; border-radius:4px; color:var(--ink);
-  text-decoration:none; border-left:4px solid var(--none); }
-nav.side li a:hover { background:#f1f3f4; }
-main { padding:16px 24px 48px; min-width:0; }
-.para { background:#fff; border:1px solid var(--line); border-left:6px solid var(--none); border-radius:6px;
-  padding:10px 14px; margin-bottom:14px; scroll-margin-top:12px; }
-.para.flash { box-shadow:0 0 0 3px #fbbc04; transition: box-shadow .3s; }
-.para-head { font-size:.8rem; color:var(--muted); }
-.para-text { margin:6px 0 8px; white-space:pre-wrap; }
-.risk-red { border-left-color:var(--red) !important; } .para.risk-red { background:var(--red-bg); }
-.risk-yellow { border-left-color:var(--yellow) !important; } .para.risk-yellow { background:var(--yellow-bg); }
-.risk-blue { border-left-color:var(--blue) !important; } .para.risk-blue { background:var(--blue-bg); }
-mark.hl { background:transparent; border-bottom:2px solid var(--none); padding:0 1px; }
-mark.hl.risk-red { border-bottom-color:var(--red); background:rgba(197,34,31,.12); }
-mark.hl.risk-yellow { border-bottom-color:var(--yellow); background:rgba(249,171,0,.18); }
-mark.hl.risk-blue { border-bottom-color:var(--blue); background:rgba(26,115,232,.10); }
-.claim { background:#fff; border:1px solid var(--line); border-left:4px solid var(--none); border-radius:4px;
-  padding:8px 10px; margin:6px 0; }
-.badge { display:inline-block; font-size:.75rem; border-radius:3px; padding:0 6px; margin-right:4px;
-  border:1px solid var(--line); background:#f1f3f4; }
-.badge.label-correct { background:#e6f4ea; border-color:#137333; color:#137333; }
-.badge.label-wrong { background:var(--red-bg); border-color:var(--red); color:var(--red); }
-.badge.label-disputed { background:var(--yellow-bg); border-color:var(--yellow); color:var(--yellow); }
-.badge.label-unverifiable { background:var(--blue-bg); border-color:var(--blue); color:var(--blue); }
-.badge.error, .badge.review { background:var(--yellow-bg); border-color:var(--yellow); color:var(--yellow); }
-.claim-text { margin:4px 0; font-weight:600; }
-.action { margin:4px 0; }
-.action::before { content:"\\2192  "; color:var(--muted); }
-ul.hints { margin:2px 0 4px 18px; padding:0; color:var(--muted); font-size:.85rem; }
-.citation { font-size:.85rem; margin:2px 0; }
-details { margin-top:4px; } summary { cursor:pointer; color:var(--muted); font-size:.85rem; }
-ol.evidence { margin:4px 0; padding-left:20px; }
-ol.evidence li { margin-bottom:6px; font-size:.9rem; }
-.ev-meta { color:var(--muted); font-size:.8rem; }
-blockquote { margin:4px 0; padding:4px 10px; border-left:3px solid var(--line); background:#f8f9fa; }
-.rel-support { color:#137333; } .rel-contradict { color:var(--red); } .rel-partial_support { color:var(--yellow); }
-section.sources { margin-top:28px; }
-.chunk { background:#fff; border:1px solid var(--line); border-radius:6px; padding:8px 12px; margin-bottom:10px;
-  scroll-margin-top:12px; }
-.chunk h3 { font-size:.95rem; margin:0; }
-.chunk .text { white-space:pre-wrap; }
-.chunk mark { background:#fff3bf; }
-.chunk:target, .claim:target { box-shadow:0 0 0 3px #fbbc04; }
-button.toggle { font-size:.8rem; margin:6px 0; }
-@media (max-width: 800px) { .layout { grid-template-columns: 1fr; } nav.side { position:static; max-height:none; } }
-"""
 
-_JS = """
-(function () {
-  function flash(id) {
-    var el = document.getElementById(id);
-    if (!el) return;
-    el.scrollIntoView({behavior: "smooth", block: "start"});
-    el.classList.add("flash");
-    setTimeout(function () { el.classList.remove("flash"); }, 1500);
-  }
-  document.querySelectorAll("nav.side a[data-target]").forEach(function (a) {
-    a.addEventListener("click", function (ev) {
-      ev.preventDefault();
-      var id = a.getAttribute("data-target");
-      history.replaceState(null, "", "#" + id);
-      flash(id);
-    });
-  });
-  var button = document.getElementById("toggle-evidence");
-  if (button) {
-    button.addEventListener("click", function () {
-      var open = button.getAttribute("data-open") !== "1";
-      document.querySelectorAll("main details").forEach(function (d) { d.open = open; });
-      button.setAttribute("data-open", open ? "1" : "0");
-      button.textContent = open ? button.getAttribute("data-collapse") : button.getAttribute("data-expand");
-    });
-  }
-})();
-"""
+@functools.cache
+def _static(name: str) -> str:
+    return (STATIC_DIR / name).read_text(encoding="utf-8")
+
+
+@functools.cache
+def ui_words(lang: str) -> dict[str, str]:
+    """The report's interface words in `lang` (static/ui.yaml).
+
+    >>> ui_words("zh")["sources"]
+    '来源'
+    """
+    return yaml.safe_load(_static("ui.yaml"))[lang]
+
+
+
 
 
 def _esc(value: object) -> str:
@@ -379,18 +283,19 @@ def render_html(report: Report) -> str:
     """Render the whole report as one self-contained HTML page (UTF-8, no external resources).
 
     Args:
-        report: the report built by `factlab.cards.model.build_report`.
+        report: the report built by `factlab.cards.build.build_report`.
 
     Returns:
         The HTML text. UI words are Chinese when the document text is mostly Chinese.
     """
     lang = detect_language("".join(p.text for p in report.paragraphs) or report.document)
-    ui = _UI[lang]
+    ui = ui_words(lang)
     return "".join(
         [
             f'<!DOCTYPE html>\n<html lang="{lang}">\n<head>\n<meta charset="utf-8">\n',
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
-            f"<title>{_esc(ui['title'])}: {_esc(report.document)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n",
+            f"<title>{_esc(ui['title'])}: {_esc(report.document)}</title>\n",
+            f"<style>{_static('report.css')}</style>\n</head>\n<body>\n",
             f"<header><h1>{_esc(ui['title'])}</h1>",
             f'<div class="meta"><span>{_esc(ui["document"])}: {_esc(report.document)}</span>',
             f"<span>{_esc(ui['business'])}: {_esc(report.business)}</span>",
@@ -406,7 +311,7 @@ def render_html(report: Report) -> str:
             "</section>",
             _sources_html(report, ui),
             "</main></div>\n",
-            f"<script>{_JS}</script>\n</body>\n</html>\n",
+            f"<script>{_static('report.js')}</script>\n</body>\n</html>\n",
         ]
     )
 

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from factlab.matching.text import count_tokens
 from factlab.retrieval.chunking import sentence_spans
 from factlab.retrieval.encoders import Encoder
-from factlab.retrieval.tokenizer import content_tokens, count_tokens
+from factlab.retrieval.tokenizer import content_tokens
 
 GAP = " … "  # shown where dropped sentences were
 

@@ -16,14 +16,22 @@ Decision order (each step can only keep or downgrade the label):
    `corroboration_min_domains` distinct domains; otherwise `unverifiable`.
 6. In a high-risk vertical a `wrong` whose contradiction is below `contradict_min_confidence` becomes
    `unverifiable` with `review=True` (it goes to the review queue instead of being shown as an error).
+7. A cited work that is missing from the sources, or none of whose snippets supports the claim
+   (factlab/rules/citations.py), raises the risk to at least `risk.citation_mismatch`, with a hint.
+
+This module and citations.py hold the whole label policy; the cards only show what it decided.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from factlab.schema import LABELS, RELATIONS, RISK_LEVELS, Evidence, Judgment
+
+if TYPE_CHECKING:
+    from factlab.rules.citations import CitationCheck
 
 DECISIVE_RELATIONS: tuple[str, ...] = ("support", "partial_support", "contradict")
 # Keys of `BusinessRules.risk`: the label plus the situations that shift its risk.
@@ -195,24 +203,65 @@ class BusinessRules:
         return self.risk[label]
 
     def decide(
-        self, vertical: str, judged: Iterable[JudgedEvidence | tuple[Evidence, Judgment]]
+        self,
+        vertical: str,
+        judged: Iterable[JudgedEvidence | tuple[Evidence, Judgment]],
+        citation: CitationCheck | None = None,
     ) -> RuleDecision:
-        """Decide the label of one claim from its judged evidence.
+        """Decide the label of one claim from its judged evidence (steps 1-6) and its citation check (step 7).
 
         Args:
             vertical: the claim's vertical (e.g. "medical"); only `high_risk_verticals` membership matters.
             judged: every snippet the judge saw for this claim, with its judgment.
+            citation: the check of the work the claim cites (factlab.rules.citations.claim_citation); None when it
+                cites none.
 
         Returns:
             The RuleDecision: label, aggregated relation, its confidence, risk level, hints, review flag
             and the reasons (which rules fired).
         """
-        items = [_as_judged(item, i) for i, item in enumerate(judged)]
+        decision = self._decide_on_evidence(vertical, [_as_judged(item, i) for i, item in enumerate(judged)])
+        if citation is not None and not citation.ok:  # 7. a cited work that is missing or silent raises the risk
+            decision.hints.append(f"citation {citation.cited!r}: {citation.reason}")
+            floor = self.risk["citation_mismatch"]
+            decision.reasons.append(f"citation_mismatch: {citation.cited!r} -> risk >= {floor}")
+            decision.risk_level = max_risk(decision.risk_level, floor)
+        return decision
+
+    def _decide_on_evidence(self, vertical: str, items: list[JudgedEvidence]) -> RuleDecision:
         high_risk = self.is_high_risk(vertical)
         hints: list[str] = []
         reasons: list[str] = []
+        decisive = self._decisive(items, hints)
+        if not decisive:
+            return self._no_decisive_evidence(items, hints, reasons, high_risk)
+        label, relation, best_tier, confidence = self._at_best_tier(decisive, reasons)
+        conflict = self._lower_tier_conflicts(label, relation, best_tier, decisive, hints)
+        finish = {"hints": hints, "reasons": reasons, "high_risk": high_risk}
 
-        decisive: list[JudgedEvidence] = []
+        n_decisive = len({i.evidence.chunk_id for i in decisive})
+        if n_decisive < self.min_evidence:  # 4.
+            hints.append(
+                f"only {n_decisive} decisive snippet(s); business {self.name!r} needs >= {self.min_evidence}: "
+                "find more evidence"
+            )
+            reasons.append(f"min_evidence: {n_decisive} < {self.min_evidence} -> unverifiable (was {label})")
+            return self._finish("unverifiable", relation, confidence, best_tier, **finish)
+        if label == "correct" and best_tier > self.min_support_tier and not self._corroborated(best_tier, decisive,
+                                                                                               hints, reasons):  # 5.
+            return self._finish("unverifiable", relation, confidence, best_tier, **finish)
+        if label == "wrong" and high_risk and confidence < self.contradict_min_confidence:  # 6.
+            hints.append(
+                f"contradiction at confidence {confidence:.2f} < {self.contradict_min_confidence:.2f} in high-risk "
+                f"vertical {vertical!r}: confirm by hand before calling the claim wrong"
+            )
+            reasons.append("contradict_min_confidence: weak contradiction in a high-risk vertical -> review")
+            return self._finish("unverifiable", relation, confidence, best_tier, **finish, review=True)
+        return self._finish(label, relation, confidence, best_tier, **finish, conflict=conflict)
+
+    def _decisive(self, items: list[JudgedEvidence], hints: list[str]) -> list[JudgedEvidence]:
+        """1. The support / partial / contradict judgments, weak support and partial support dropped (with a hint)."""
+        decisive = []
         for item in items:
             if item.relation not in DECISIVE_RELATIONS:
                 continue
@@ -223,18 +272,24 @@ class BusinessRules:
                 )
                 continue
             decisive.append(item)
+        return decisive
 
-        if not decisive:
-            relation = "irrelevant" if items and all(i.relation == "irrelevant" for i in items) else "insufficient"
-            confidence = max((i.confidence for i in items if i.relation == relation), default=0.0)
-            if items:
-                reasons.append(f"no support / partial / contradict judgment among {len(items)} snippet(s)")
-                hints.append("evidence found is not conclusive: look for a source that states or denies the claim")
-            else:
-                reasons.append("no evidence retrieved")
-                hints.append("no evidence found: look for a primary source")
-            return self._finish("unverifiable", relation, confidence, None, hints, reasons, high_risk=high_risk)
+    def _no_decisive_evidence(self, items: list[JudgedEvidence], hints: list[str], reasons: list[str],
+                              high_risk: bool) -> RuleDecision:
+        """2. Nothing decisive: unverifiable, never wrong."""
+        relation = "irrelevant" if items and all(i.relation == "irrelevant" for i in items) else "insufficient"
+        confidence = max((i.confidence for i in items if i.relation == relation), default=0.0)
+        if items:
+            reasons.append(f"no support / partial / contradict judgment among {len(items)} snippet(s)")
+            hints.append("evidence found is not conclusive: look for a source that states or denies the claim")
+        else:
+            reasons.append("no evidence retrieved")
+            hints.append("no evidence found: look for a primary source")
+        return self._finish("unverifiable", relation, confidence, None, hints, reasons, high_risk=high_risk)
 
+    @staticmethod
+    def _at_best_tier(decisive: list[JudgedEvidence], reasons: list[str]) -> tuple[str, str, int, float]:
+        """3. The label, relation and confidence at the best (lowest-number) tier holding a decisive judgment."""
         best_tier = min(i.tier for i in decisive)
         top = [i for i in decisive if i.tier == best_tier]
         top_relations = {i.relation for i in top}
@@ -250,69 +305,49 @@ class BusinessRules:
         else:
             label, relation = "disputed", "partial_support"
             reasons.append(f"only partial support at tier {best_tier}")
-        confidence = max(i.confidence for i in top if i.relation == relation)
+        return label, relation, best_tier, max(i.confidence for i in top if i.relation == relation)
 
-        opposite = {"support": ("contradict",), "contradict": ("support", "partial_support")}
+    @staticmethod
+    def _lower_tier_conflicts(label: str, relation: str, best_tier: int, decisive: list[JudgedEvidence],
+                              hints: list[str]) -> bool:
+        """3. A lower-tier judgment disagreeing with a correct / wrong only adds a hint; True when there is one."""
+        if label not in ("correct", "wrong"):
+            return False
+        opposite = {"support": ("contradict",), "contradict": ("support", "partial_support")}[relation]
         conflict = False
-        if label in ("correct", "wrong"):
-            for item in decisive:
-                if item.tier > best_tier and item.relation in opposite[relation]:
-                    conflict = True
-                    verb = "contradicts" if item.relation == "contradict" else "supports"
-                    hints.append(
-                        f"lower-tier conflict: {item.where()} {verb} the claim; decided on tier {best_tier}"
-                    )
+        for item in decisive:
+            if item.tier > best_tier and item.relation in opposite:
+                conflict = True
+                verb = "contradicts" if item.relation == "contradict" else "supports"
+                hints.append(f"lower-tier conflict: {item.where()} {verb} the claim; decided on tier {best_tier}")
+        return conflict
 
-        n_decisive = len({i.evidence.chunk_id for i in decisive})
-        if n_decisive < self.min_evidence:
-            hints.append(
-                f"only {n_decisive} decisive snippet(s); business {self.name!r} needs >= {self.min_evidence}: "
-                "find more evidence"
+    def _corroborated(self, best_tier: int, decisive: list[JudgedEvidence], hints: list[str],
+                      reasons: list[str]) -> bool:
+        """5. Support below `min_support_tier` passes only with enough distinct supporting domains."""
+        domains = sorted(
+            {
+                normalise_domain(d)
+                for i in decisive
+                if i.relation == "support"
+                for d in [i.evidence.domain, *i.evidence.corroborated_by]
+                if normalise_domain(d)
+            }
+        )
+        needed = self.corroboration_min_domains
+        if needed and len(domains) >= needed:
+            reasons.append(
+                f"support only at tier {best_tier} > min_support_tier {self.min_support_tier}, "
+                f"accepted: corroborated by {len(domains)} domains ({', '.join(domains)}) >= {needed}"
             )
-            reasons.append(f"min_evidence: {n_decisive} < {self.min_evidence} -> unverifiable (was {label})")
-            return self._finish("unverifiable", relation, confidence, best_tier, hints, reasons, high_risk=high_risk)
-
-        if label == "correct" and best_tier > self.min_support_tier:
-            domains = sorted(
-                {
-                    normalise_domain(d)
-                    for i in decisive
-                    if i.relation == "support"
-                    for d in [i.evidence.domain, *i.evidence.corroborated_by]
-                    if normalise_domain(d)
-                }
-            )
-            needed = self.corroboration_min_domains
-            if needed and len(domains) >= needed:
-                reasons.append(
-                    f"support only at tier {best_tier} > min_support_tier {self.min_support_tier}, "
-                    f"accepted: corroborated by {len(domains)} domains ({', '.join(domains)}) >= {needed}"
-                )
-            else:
-                alternative = f" or support from >= {needed} distinct domains (found {len(domains)})" if needed else ""
-                hints.append(
-                    f"support only from tier {best_tier}; business {self.name!r} needs tier <= "
-                    f"{self.min_support_tier}{alternative}: find a more authoritative source"
-                )
-                reasons.append(
-                    f"min_support_tier: support at tier {best_tier} > {self.min_support_tier} -> unverifiable"
-                )
-                return self._finish(
-                    "unverifiable", relation, confidence, best_tier, hints, reasons, high_risk=high_risk
-                )
-
-        if label == "wrong" and high_risk and confidence < self.contradict_min_confidence:
-            hints.append(
-                f"contradiction at confidence {confidence:.2f} < {self.contradict_min_confidence:.2f} in high-risk "
-                f"vertical {vertical!r}: confirm by hand before calling the claim wrong"
-            )
-            reasons.append("contradict_min_confidence: weak contradiction in a high-risk vertical -> review")
-            return self._finish(
-                "unverifiable", relation, confidence, best_tier, hints, reasons, high_risk=high_risk, review=True
-            )
-
-        return self._finish(label, relation, confidence, best_tier, hints, reasons, high_risk=high_risk,
-                            conflict=conflict)
+            return True
+        alternative = f" or support from >= {needed} distinct domains (found {len(domains)})" if needed else ""
+        hints.append(
+            f"support only from tier {best_tier}; business {self.name!r} needs tier <= "
+            f"{self.min_support_tier}{alternative}: find a more authoritative source"
+        )
+        reasons.append(f"min_support_tier: support at tier {best_tier} > {self.min_support_tier} -> unverifiable")
+        return False
 
     def _finish(
         self,

@@ -16,7 +16,7 @@ paper cited for something it never says):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -302,3 +302,13 @@ def check_claim_citations(
     """Find every citation in `text` and check each (see `check_citation`)."""
     sources, judged = list(sources), list(evidence_judgments)
     return [_check_mention(m.text, m, sources, judged) for m in find_citations(text)]
+
+
+def claim_citation(text: str, sentence: str, sources: Sequence[Any], judged: Sequence[JudgedEvidence]
+                   ) -> CitationCheck | None:
+    """The check of a claim's citation: the works cited in the claim (or, if it cites none, in its source sentence),
+    the worst check first (a missing work before an unsupported one); None when neither cites anything."""
+    checks = check_claim_citations(text, sources, judged) or check_claim_citations(sentence, sources, judged)
+    if not checks:
+        return None
+    return min(checks, key=lambda c: (c.identity_exists, c.content_supports))

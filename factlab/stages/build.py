@@ -1,13 +1,17 @@
-"""Build a stage from its conf/stage/<name>.yaml: the DSPy program (optionally with compiled JSON state),
-or, with `backend=classifier`, a trained classifier that answers with the same output fields."""
+"""Build a stage from its conf/stage/<name>.yaml: the DSPy program (optionally with compiled JSON state from
+optimize.py), or, with `backend=classifier`, a trained classifier that answers with the same output fields.
+
+Every consumer (verify, evaluate, optimize, the LM teacher, the CLI) builds stages here, and every compiled-program
+reference is resolved here, by factlab.tracking.refs, so a ref means the same program everywhere.
+"""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import dspy
 from hydra.utils import instantiate
 from omegaconf import DictConfig
+
+from factlab.tracking.refs import resolve_compiled
 
 
 class CompiledProgramError(RuntimeError):
@@ -29,8 +33,19 @@ def _classifier(stage_cfg: DictConfig):
 _BACKENDS = {"program": _program, "classifier": _classifier}
 
 
-def build_program(stage_cfg: DictConfig, compiled: str | None = None) -> dspy.Module:
-    """Instantiate the stage per its `backend`; `compiled` is a JSON state file saved by optimize.py."""
+def build_program(stage_cfg: DictConfig, compiled: str | None = None, store: str | None = None) -> dspy.Module:
+    """Instantiate the stage per its `backend`, with the compiled program `compiled` names loaded into it.
+
+    Args:
+        stage_cfg: the stage's config node (conf/stage/<name>.yaml).
+        compiled: a compiled-program reference (JSON file, optimize.py run dir, MLflow run id or runs:/ URI); None =
+            the uncompiled program.
+        store: the MLflow store run ids are looked up in; None = the store rule (factlab/tracking/store.py).
+
+    Raises:
+        CompiledProgramError: an unknown backend, a classifier backend without a model, or state that does not fit.
+        CompiledRefError: a reference that names no program.
+    """
     if stage_cfg.backend not in _BACKENDS:
         raise CompiledProgramError(
             f"stage {stage_cfg.name!r}: unknown backend {stage_cfg.backend!r}; expected one of {sorted(_BACKENDS)}"
@@ -39,9 +54,7 @@ def build_program(stage_cfg: DictConfig, compiled: str | None = None) -> dspy.Mo
         raise CompiledProgramError(f"stage {stage_cfg.name!r} has no classifier backend")
     program = _BACKENDS[stage_cfg.backend](stage_cfg)
     if compiled:
-        path = Path(compiled)
-        if not path.exists():
-            raise CompiledProgramError(f"compiled program for stage {stage_cfg.name!r} not found: {path}")
+        path = resolve_compiled(compiled, stage_cfg.name, store)
         try:
             program.load(str(path))
         except Exception as exc:  # DSPy raises several types for state that does not fit

@@ -11,71 +11,16 @@ so the pipeline, evaluate.py and the stage metrics use it unchanged:
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from pathlib import Path
 
 import dspy
 
+from factlab.models.base_models import ModelSourceError
+from factlab.models.classifier import SequenceClassifier
+from factlab.programs.checkworthy import CLASSIFIER_LABELS as CHECKWORTHY_LABELS
 from factlab.programs.judge import aggregate
 from factlab.schema import Judgment
-from factlab.train.registry import ModelSourceError, resolve_model
-from factlab.train.tasks import CHECKWORTHY_LABELS
-
-META_FILE = "factlab_classifier.json"  # written next to the Hugging Face files by the distill recipes
-
-
-class SequenceClassifier:
-    """A saved classifier folder: Hugging Face model + tokenizer + `factlab_classifier.json` (stage, labels, ...).
-
-    Args:
-        path: the folder (a resolved model, see `factlab.train.registry.resolve_model`).
-        batch_size: inputs per forward pass.
-    """
-
-    def __init__(self, path: str | Path, batch_size: int = 32) -> None:
-        import torch
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-        self.path = Path(path)
-        meta_file = self.path / META_FILE
-        if not meta_file.is_file():
-            raise ModelSourceError(f"{self.path}: no {META_FILE}; expected a folder saved by `python train.py "
-                                   "recipe=distill_<stage>`")
-        self.meta = json.loads(meta_file.read_text())
-        self.stage: str = self.meta["stage"]
-        self.labels: tuple[str, ...] = tuple(self.meta["labels"])
-        self.max_length: int = self.meta["max_length"]
-        self.bf16: bool = self.meta["bf16"]
-        self.batch_size = batch_size
-        self.tokenizer = AutoTokenizer.from_pretrained(self.path)
-        self.model = AutoModelForSequenceClassification.from_pretrained(self.path, dtype=torch.float32).eval()
-
-    def predict_proba(self, texts: Sequence[str], pairs: Sequence[str] | None = None) -> list[list[float]]:
-        """Class probabilities (in `labels` order) per input; batched by length to spare padding."""
-        import torch
-
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]) + (len(pairs[i]) if pairs else 0))
-        out: list[list[float] | None] = [None] * len(texts)
-        autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16)
-        with torch.inference_mode(), autocast:
-            for start in range(0, len(order), self.batch_size):
-                batch = order[start:start + self.batch_size]
-                encoded = self.tokenizer([texts[i] for i in batch], [pairs[i] for i in batch] if pairs else None,
-                                         truncation=True, max_length=self.max_length, padding=True,
-                                         return_tensors="pt")
-                probs = self.model(**encoded).logits.float().softmax(-1).tolist()
-                for i, row in zip(batch, probs, strict=True):
-                    out[i] = row
-        return out  # type: ignore[return-value]
-
-    def predict(self, texts: Sequence[str], pairs: Sequence[str] | None = None) -> list[tuple[str, float]]:
-        """(label, probability) of the most likely class per input."""
-        best = []
-        for row in self.predict_proba(texts, pairs):
-            index = max(range(len(row)), key=row.__getitem__)
-            best.append((self.labels[index], row[index]))
-        return best
+from factlab.tracking.refs import resolve_model
 
 
 class JudgeClassifier(dspy.Module):
@@ -137,7 +82,8 @@ def load_stage_classifier(stage: str, model: str | Path, batch_size: int = 32, *
         options: keyword options of the stage module (judge: max_snippets).
 
     Raises:
-        ModelSourceError: the model is not found, or was trained for another stage.
+        ModelRefError: the model reference leads to no folder (factlab.tracking.refs).
+        ModelSourceError: the folder holds no classifier, or one trained for another stage.
     """
     if stage not in _MODULES:
         raise ModelSourceError(f"no classifier backend for stage {stage!r}; expected one of {', '.join(_MODULES)}")

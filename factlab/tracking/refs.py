@@ -1,23 +1,34 @@
-"""Turn `programs.<stage>=<ref>` into a JSON state file that `build_program(stage_cfg, compiled=...)` loads.
+"""The one resolver of references to things in a store: a compiled program (`programs.<stage>=<ref>`) and a trained
+model (`stage.<name>.model=<ref>`) both become local files, looked up in the store of factlab/tracking/store.py.
 
-A ref is a path (a program JSON, or a run dir of optimize.py), an MLflow run id of an optimize.py run, or a
-`runs:/<run id>/<artifact path>` URI. Run ids are looked up on `tracking_uri` (default: $FACTLAB_MLFLOW_URI, else
-the store of conf/tracking/mlflow.yaml, sqlite:///mlruns/mlflow.db).
+- A program ref is a JSON state file, an optimize.py run dir (holding program/<stage>.json), an MLflow run id of an
+  optimize.py run, or a `runs:/<run id>/<artifact path>` URI.
+- A model ref is a local folder, `models:/<name>/<version>` (the registry), `models:/<name>@<alias>` or
+  `runs:/<run id>/model`. Immutable URIs are downloaded once into <cache root>/models/mlflow.
 """
 
 from __future__ import annotations
 
-import os
+import hashlib
 import re
+import shutil
+import tempfile
 from pathlib import Path
 
+from factlab.runtime import cache_root
+from factlab.tracking.store import sqlite_path, tracking_uri
+
 PROGRAM_ARTIFACT_DIR = "program"  # optimize.py logs the compiled program as program/<stage>.json
-DEFAULT_TRACKING_URI = "sqlite:///mlruns/mlflow.db"
+MLFLOW_SCHEMES = ("models:/", "runs:/")
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
 class CompiledRefError(ValueError):
     """A `programs.<stage>=` reference that is neither a file nor a known MLflow run."""
+
+
+class ModelRefError(RuntimeError):
+    """A trained-model reference that leads to no model folder."""
 
 
 def program_file_name(stage: str) -> str:
@@ -29,22 +40,14 @@ def program_file_name(stage: str) -> str:
     return f"{stage}.json"
 
 
-def _tracking_uri(tracking_uri: str | None) -> str:
-    from factlab.tracking.trackers import MLflowTracker
-
-    uri = tracking_uri or os.environ.get("FACTLAB_MLFLOW_URI") or DEFAULT_TRACKING_URI
-    return MLflowTracker(uri, "mlruns/artifacts").tracking_uri  # makes a relative sqlite path absolute
-
-
-def resolve_compiled(ref: str | Path, stage: str, tracking_uri: str | None = None,
+def resolve_compiled(ref: str | Path, stage: str, store: str | None = None,
                      download_dir: str | Path | None = None) -> Path:
     """The local JSON state file of the compiled `stage` program that `ref` names.
 
     Args:
-        ref: a JSON file, an optimize.py run dir (holding program/<stage>.json), an MLflow run id, or a
-            `runs:/` URI.
+        ref: a JSON file, an optimize.py run dir, an MLflow run id, or a `runs:/` URI.
         stage: the stage the program must be for (checked against the run's `stage` tag for run ids).
-        tracking_uri: MLflow store to look run ids up in.
+        store: MLflow store to look run ids up in; None = the store rule.
         download_dir: where MLflow artifacts are downloaded; None = a fresh temporary folder.
 
     Raises:
@@ -61,21 +64,19 @@ def resolve_compiled(ref: str | Path, stage: str, tracking_uri: str | None = Non
         raise CompiledRefError(f"programs.{stage}={text}: the folder has no {PROGRAM_ARTIFACT_DIR}/"
                                f"{program_file_name(stage)}; pass the program JSON file or the optimize.py run dir")
     if text.startswith("runs:/"):
-        return _download(text, None, stage, tracking_uri, download_dir)
+        return _download_program(text, None, stage, store, download_dir)
     if _RUN_ID.match(text):
-        return _download(None, text, stage, tracking_uri, download_dir)
+        return _download_program(None, text, stage, store, download_dir)
     raise CompiledRefError(f"programs.{stage}={text}: no such file, and not an MLflow run id (32 hex digits) or a "
                            "runs:/<run id>/<path> URI; pass the JSON written by optimize.py or its MLflow run id")
 
 
-def _download(uri: str | None, run_id: str | None, stage: str, tracking_uri: str | None,
-              download_dir: str | Path | None) -> Path:
-    import tempfile
-
+def _download_program(uri: str | None, run_id: str | None, stage: str, store: str | None,
+                      download_dir: str | Path | None) -> Path:
     import mlflow
     from mlflow.exceptions import MlflowException
 
-    store = _tracking_uri(tracking_uri)
+    store = tracking_uri(store)
     client = mlflow.MlflowClient(tracking_uri=store)
     if uri is None:
         try:
@@ -94,3 +95,64 @@ def _download(uri: str | None, run_id: str | None, stage: str, tracking_uri: str
     except (MlflowException, OSError) as exc:
         raise CompiledRefError(f"programs.{stage}: cannot download {uri} from {store}: {exc}") from None
     return Path(local)
+
+
+def resolve_model(model: str | Path, store: str | None = None, cache_dir: str | Path | None = None) -> Path:
+    """The local folder of a trained model: a path as given, or an MLflow URI downloaded once into `cache_dir`.
+
+    Args:
+        model: a folder, `models:/<name>/<version>`, `models:/<name>@<alias>` or `runs:/<run id>/<path>`.
+        store: MLflow store to look URIs up in; None = the store rule.
+        cache_dir: where downloads of immutable URIs are kept; default <cache root>/models/mlflow.
+
+    Raises:
+        ModelRefError: the folder does not exist, or the URI is not in the store.
+    """
+    text = str(model)
+    if not text.startswith(MLFLOW_SCHEMES):
+        path = Path(text).expanduser()
+        if not path.is_dir():
+            raise ModelRefError(f"model {text!r}: folder not found; pass the model folder or URI that "
+                                "`python train.py` printed (model_uri)")
+        return path
+    store = tracking_uri(store)
+    database = sqlite_path(store)
+    if database is not None and not database.exists():
+        raise ModelRefError(f"model {text!r}: MLflow store {store} does not exist; set FACTLAB_MLFLOW_URI (or "
+                            "MLFLOW_TRACKING_URI) to the store the model was registered in")
+    import mlflow.artifacts
+
+    immutable = text.startswith("runs:/") or text.rstrip("/").rsplit("/", 1)[-1].isdigit()  # not an alias
+    root = Path(cache_dir) if cache_dir is not None else cache_root() / "models" / "mlflow"
+    target = root / hashlib.sha256(f"{store}|{text}".encode()).hexdigest()[:16]
+    if immutable and (target / ".complete").exists():
+        return target
+    try:
+        local = Path(mlflow.artifacts.download_artifacts(artifact_uri=_artifact_uri(text, store), tracking_uri=store))
+    except Exception as exc:  # MLflow raises several types for an unknown model / run
+        raise ModelRefError(f"model {text!r}: not found in MLflow store {store} ({exc}); list versions with "
+                            "`mlflow models` / the MLflow UI, or set FACTLAB_MLFLOW_URI") from exc
+    if not immutable:
+        return local
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(local, target)
+    (target / ".complete").write_text(text)
+    return target
+
+
+def _artifact_uri(uri: str, store: str) -> str:
+    """The artifact location behind a `models:/<name>/<version>` or `models:/<name>@<alias>` URI (looked up in
+    `store`: MLflow's own resolution would use the process-wide registry instead)."""
+    if not uri.startswith("models:/"):
+        return uri
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=store, registry_uri=store)
+    ref = uri[len("models:/"):].strip("/")
+    if "@" in ref:
+        name, alias = ref.split("@", 1)
+        version = client.get_model_version_by_alias(name, alias).version
+    else:
+        name, _, version = ref.rpartition("/")
+    return client.get_model_version_download_uri(name, version)

@@ -1,7 +1,8 @@
 """Experiment tracking: MLflow on a sqlite store (conf/tracking/mlflow.yaml) or nothing (tracking=off).
 
-One run per job. Params are the resolved config with anything secret-looking redacted; metric names are
-`split/metric`; artifacts are files, text, dicts, tables and figures.
+One run per job (factlab.tracking.run.tracked_run opens it the same way for every entry point). Params are the
+resolved config with anything secret-looking redacted; metric names are `split/metric`; artifacts are files, text,
+dicts, tables and figures.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+from factlab.tracking.store import sqlite_path
+from factlab.tracking.store import tracking_uri as store_uri
 
 _SECRET_KEY = re.compile(r"(api_?key|token|secret|password|passwd|authorization)(?!_env)", re.IGNORECASE)
 
@@ -70,15 +74,16 @@ class MLflowTracker(NullTracker):
     """MLflow with a sqlite backend store and a local artifact folder.
 
     Args:
-        tracking_uri: e.g. `sqlite:///mlruns/mlflow.db`; a relative sqlite path is made absolute.
+        tracking_uri: e.g. `sqlite:///mlruns/mlflow.db`; None = the store rule of factlab/tracking/store.py. A
+            relative sqlite path is made absolute and its folder created.
         artifact_root: folder for run artifacts (used when an experiment is created).
     """
 
-    def __init__(self, tracking_uri: str, artifact_root: str) -> None:
-        if tracking_uri.startswith("sqlite:///") and not tracking_uri.startswith("sqlite:////"):
-            db = Path(tracking_uri[len("sqlite:///"):]).resolve()
-            db.parent.mkdir(parents=True, exist_ok=True)
-            tracking_uri = f"sqlite:///{db}"
+    def __init__(self, tracking_uri: str | None, artifact_root: str) -> None:
+        tracking_uri = store_uri(tracking_uri)
+        database = sqlite_path(tracking_uri)
+        if database is not None:
+            database.parent.mkdir(parents=True, exist_ok=True)
         self.tracking_uri = tracking_uri
         self.artifact_root = Path(artifact_root).resolve()
         self.run_id = None
@@ -100,15 +105,24 @@ class MLflowTracker(NullTracker):
             exp_id = mlflow.create_experiment(experiment, artifact_location=(self.artifact_root / experiment).as_uri())
         else:
             exp_id = exp.experiment_id
-        os.environ["MLFLOW_TRACKING_URI"] = self.tracking_uri  # one set of MLFLOW_* vars for DSPy, TRL, VERL
+        # one set of MLFLOW_* vars for DSPy, TRL and VERL while the run is open; the previous values come back after
+        saved = {key: os.environ.get(key) for key in ("MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_NAME")}
+        os.environ["MLFLOW_TRACKING_URI"] = self.tracking_uri
         os.environ["MLFLOW_EXPERIMENT_NAME"] = experiment
-        with mlflow.start_run(run_id=run_id, experiment_id=None if run_id else exp_id, run_name=run_name,
-                              tags=dict(tags or {})) as active:
-            self.run_id = active.info.run_id
-            try:
-                yield self
-            finally:
-                self.run_id = None
+        try:
+            with mlflow.start_run(run_id=run_id, experiment_id=None if run_id else exp_id, run_name=run_name,
+                                  tags=dict(tags or {})) as active:
+                self.run_id = active.info.run_id
+                try:
+                    yield self
+                finally:
+                    self.run_id = None
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
 
     def log_params(self, params: Mapping[str, Any]) -> None:
         mlflow = self._client()

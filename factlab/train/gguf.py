@@ -15,7 +15,6 @@ exported file is exactly what llama.cpp already serves, with new weights.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -64,8 +63,10 @@ def check_round_trip(tokenizer, samples: Sequence[str] = ROUND_TRIP_SAMPLES, sou
 
 
 def default_hf_cache() -> Path:
-    """Where converted models live: $FACTLAB_CACHE/models/hf, default ~/.cache/factlab/models/hf."""
-    return Path(os.environ.get("FACTLAB_CACHE", Path.home() / ".cache" / "factlab")) / "models" / "hf"
+    """Where converted models live: <cache root>/models/hf (factlab.runtime.cache_root)."""
+    from factlab.models.assemble import default_cache_dir
+
+    return default_cache_dir() / "hf"
 
 
 def hf_from_gguf(lm: Mapping, cache_dir: str | Path | None = None, dtype: str = "bfloat16") -> Path:

@@ -1,4 +1,5 @@
-"""What every recipe gets from train.py: the split cases, the teacher, the tracker and its own work folder.
+"""The train job: resolve the config, prepare what every recipe gets (the split cases, the teacher, the tracker and its
+own work folder) and run the recipe in one tracked run. `run(cfg)` is what train.py calls; tests call it directly.
 
 The work folder is `<output_root>/<recipe>/<digest>` where the digest covers everything that decides the trained
 weights (recipe, teacher, dataset content, splits, seed), so rerunning the same config after an interruption finds
@@ -9,14 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
 from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
 from factlab.tracking.trackers import NullTracker
-from factlab.train.tasks import Row
 
 
 class RecipeConfigError(ValueError):
@@ -82,7 +81,7 @@ def prepare_job(cfg: DictConfig, tracker) -> tuple[TrainJob, dict]:
     from hydra.utils import instantiate
 
     from factlab.data.registry import load_dataset
-    from factlab.data.splits import split_cases
+    from factlab.data.splits import split_cases  # the one case splitter: evaluate.py and optimize.py use it too
 
     dataset = load_dataset(cfg.dataset)
     splits = split_cases(dataset.cases, cfg.splits, cfg.seed)
@@ -95,18 +94,6 @@ def prepare_job(cfg: DictConfig, tracker) -> tuple[TrainJob, dict]:
     return job, params
 
 
-def sample_rows(rows: list[Row], limit: int | None, seed: int) -> list[Row]:
-    """At most `limit` rows, a seeded sample that keeps the input order (all rows when limit is None).
-
-    >>> [r.text for r in sample_rows([Row({}, t) for t in "abcde"], 3, seed=0)]
-    ['a', 'd', 'e']
-    """
-    if limit is None or len(rows) <= limit:
-        return list(rows)
-    keep = set(random.Random(seed).sample(range(len(rows)), limit))
-    return [row for i, row in enumerate(rows) if i in keep]
-
-
 def run_recipe(recipe: DictConfig, job: TrainJob) -> dict:
     """Call the recipe's `_target_` with its settings and the job.
 
@@ -116,3 +103,35 @@ def run_recipe(recipe: DictConfig, job: TrainJob) -> dict:
     from hydra.utils import call
 
     return call(recipe, _partial_=True, _recursive_=False)(job=job)
+
+
+def run(cfg: DictConfig) -> dict:
+    """Resolve the config, prepare the job (data, splits, teacher, work folder), run the recipe in one tracked run.
+
+    Returns:
+        The recipe's result: test metrics, `model_uri`, `headline` (the recipe's headline metric) and `run_id`.
+    """
+    import time
+
+    from hydra.utils import instantiate
+
+    from factlab.runtime import prepare_offline_env
+    from factlab.tracking.run import resolved_config, tracked_run
+
+    prepare_offline_env()
+    resolved_config(cfg)  # fails early on any ??? before data or models load
+    if cfg.threads:
+        import torch
+
+        torch.set_num_threads(cfg.threads)
+    tracker = instantiate(cfg.tracking)
+    job, job_params = prepare_job(cfg, tracker)
+    tags = {"recipe": cfg.recipe.name, "stage": cfg.recipe.stage.name, "dataset": cfg.dataset.name,
+            "teacher": job.teacher.name}
+    with tracked_run(cfg, f"train/{cfg.recipe.name}", run_name=f"{cfg.dataset.name}-{job.teacher.name}", tags=tags,
+                     params=job_params, tracker=tracker):
+        start = time.perf_counter()
+        result = run_recipe(cfg.recipe, job)
+        tracker.log_metrics({"job/wall_s": time.perf_counter() - start})
+        result["run_id"] = tracker.run_id
+    return result

@@ -1,8 +1,9 @@
 """What a distilled stage learns: its rows (program inputs + model text + gold) and how a program output maps to a
 training target. One task per trainable stage; the recipes in factlab/train/recipes.py pick theirs.
 
-A classifier task reads rows from the data views (`factlab.data.views`) and names its labels; an SFT task turns
-rows into chat prompts (`factlab.data.views.chat_messages`) whose assistant answer is a JSON list.
+A classifier task reads rows from the data views (`factlab.data.views`) and names its labels; an SFT task reads the
+stage's own examples (`factlab.stages.examples`) whose target is a list of strings, which factlab/train/sft/causal_lm.py
+renders as chat turns with the serving LM's DSPy adapter.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from factlab.data import views
+from factlab.programs.checkworthy import CLASSIFIER_LABELS as CHECKWORTHY_LABELS
 from factlab.schema import RELATIONS, normalise_relation
-
-CHECKWORTHY_LABELS: tuple[str, str] = ("not_checkworthy", "checkworthy")
+from factlab.stages.examples import stage_examples
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,7 @@ def example_rows(stage: str, output_field: str) -> Callable[[Iterable[dict]], li
 
     def rows(cases: Iterable[dict]) -> list[Row]:
         out = []
-        for example in views.stage_examples(cases, stage):
+        for example in stage_examples(cases, stage):
             inputs = example.inputs().toDict()
             gold = [str(v) for v in example.get(output_field) or []]
             out.append(Row(inputs, str(next(iter(inputs.values()))), None, gold or None, example.lang,

@@ -73,29 +73,33 @@ class LMTeacher:
 
     Args:
         lm: the LM config (conf/lm/<name>.yaml, composed at `teacher.lm`); built only on a cache miss.
-        compiled: optional JSON state of a compiled program (optimize.py) loaded into the stage program.
-        cache_dir: where the JSONL caches live.
+        compiled: optional compiled-program reference (optimize.py's JSON, run dir or MLflow run id) loaded into the
+            stage program; resolved like every other program reference (factlab.tracking.refs).
+        cache_dir: where the JSONL caches live; None = <cache root>/teacher.
         lm_cache_dir: DSPy's disk cache for the LM calls (None keeps DSPy's default).
         max_items: label at most this many rows (the first ones; None = all), a guard on LM time.
     """
 
     name = "lm"
 
-    def __init__(self, lm: DictConfig | dict, compiled: str | None, cache_dir: str, lm_cache_dir: str | None = None,
-                 max_items: int | None = None) -> None:
+    def __init__(self, lm: DictConfig | dict, compiled: str | None, cache_dir: str | None = None,
+                 lm_cache_dir: str | None = None, max_items: int | None = None) -> None:
+        from factlab.runtime import cache_root
+
         self.lm_cfg = lm if isinstance(lm, DictConfig) else OmegaConf.create(lm)
         self.compiled = compiled
-        self.cache_dir = Path(cache_dir)
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else cache_root() / "teacher"
         self.lm_cache_dir = lm_cache_dir
         self.max_items = max_items
 
     def describe(self, stage_cfg: DictConfig | None = None) -> dict:
-        """The teacher's identity: LM config (without runtime knobs), program config and compiled state hash."""
+        """The teacher's identity: LM config (without runtime knobs), program config and, per stage, the sha256 of
+        the compiled program's content (a program rewritten in place is another teacher)."""
         lm = {k: v for k, v in OmegaConf.to_container(self.lm_cfg, resolve=True).items() if k not in _RUNTIME_KEYS}
-        out = {"teacher": self.name, "lm": lm, "compiled": self.compiled,
-               "compiled_sha256": _file_sha256(self.compiled) if self.compiled else None}
+        out = {"teacher": self.name, "lm": lm, "compiled": self.compiled}
         if stage_cfg is not None:
             out["program"] = OmegaConf.to_container(stage_cfg.program, resolve=True)
+            out["compiled_sha256"] = _compiled_sha256(self.compiled, stage_cfg.name) if self.compiled else None
         return out
 
     def cache_path(self, stage_cfg: DictConfig) -> Path:
@@ -130,8 +134,8 @@ class LMTeacher:
         from tqdm import tqdm
 
         from factlab.models.errors import call_safely
-        from factlab.stages.build import build_program
         from factlab.runtime import configure_lm_cache
+        from factlab.stages.build import build_program
 
         configure_lm_cache(self.lm_cache_dir)
         program_cfg = OmegaConf.merge(stage_cfg, {"backend": "program"})
@@ -171,11 +175,7 @@ def read_cache(path: Path) -> dict[str, dict]:
     return records
 
 
-def _file_sha256(path: str) -> str:
-    file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"teacher.compiled: compiled program {file} not found; pass the JSON state that "
-                                "optimize.py saved, or teacher.compiled=null for the uncompiled program")
-    return hashlib.sha256(file.read_bytes()).hexdigest()
+def _compiled_sha256(ref: str, stage: str) -> str:
+    from factlab.tracking.refs import resolve_compiled
 
-
+    return hashlib.sha256(resolve_compiled(ref, stage).read_bytes()).hexdigest()

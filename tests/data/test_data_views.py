@@ -1,8 +1,7 @@
-"""Stage views over a small inline fixture: DSPy examples via a fake program module, classifier, SFT and RL rows."""
+"""Case views over a small inline fixture: DSPy examples via a fake program module, classifier and RL rows."""
 
 from __future__ import annotations
 
-import json
 import sys
 import types
 
@@ -10,15 +9,8 @@ import dspy
 import pytest
 
 from factlab.data.cases import load_cases
-from factlab.data.views import (
-    INSTRUCTIONS,
-    checkworthy_rows,
-    relation_pairs,
-    rl_rows,
-    sft_rows,
-    stage_examples,
-    vertical_rows,
-)
+from factlab.data.views import checkworthy_rows, relation_pairs, rl_rows, vertical_rows
+from factlab.stages.examples import stage_examples
 
 
 @pytest.fixture
@@ -72,26 +64,6 @@ def test_classifier_rows(cases) -> None:
     assert [(r["text"], r["checkworthy"]) for r in checkworthy_rows(cases)] == [
         ("Penicillin was discovered in 1928 by Fleming.", True), ("I love it.", False)]
     assert [(r["level"], r["vertical"]) for r in vertical_rows(cases)] == [("claim", "medical"), ("case", "medical")]
-
-
-def test_sft_rows_are_chat_rows_with_json_answers(cases) -> None:
-    extract = sft_rows(cases, "extract_claims")
-    assert len(extract) == 2
-    system, user, assistant = extract[0]["messages"]
-    assert (system["role"], user["role"], assistant["role"]) == ("system", "user", "assistant")
-    assert system["content"] == INSTRUCTIONS["extract_claims"]
-    assert user["content"] == cases[0]["text"]
-    assert json.loads(assistant["content"]) == [c["text"] for c in cases[0]["claims"]]
-    queries = sft_rows(cases, "query_rewrite")
-    assert [json.loads(row["messages"][2]["content"]) for row in queries] == [["penicillin discovery year Fleming"]]
-    with pytest.raises(ValueError, match="no SFT view for stage 'judge'"):
-        sft_rows(cases, "judge")
-
-
-def test_sft_extract_claims_skips_single_claim_cases() -> None:
-    case = {"case_id": "p-1", "lang": "en", "text": "Water boils at 100 C.",
-            "claims": [{"claim_id": "c1", "text": "Water boils at 100 C."}]}
-    assert sft_rows([case], "extract_claims") == []
 
 
 def test_rl_rows_carry_gold_relation_label_and_chunk_ids(cases) -> None:

@@ -15,8 +15,8 @@ from omegaconf import OmegaConf
 from factlab.data.cases import load_cases
 from factlab.data.registry import load_dataset
 from factlab.data.splits import LeakageError, split_cases
-from factlab.data.views import stage_examples
 from factlab.evals.job import run
+from factlab.stages.examples import stage_examples
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 

@@ -10,8 +10,8 @@ from hydra.utils import instantiate
 
 from factlab.config import compose_config
 from factlab.models.errors import call_safely
-from factlab.stages.build import build_program
 from factlab.schema import RELATIONS
+from factlab.stages.build import build_program
 
 pytestmark = pytest.mark.llm
 

@@ -20,8 +20,8 @@ from omegaconf import OmegaConf
 
 from factlab.config import compose_config
 from factlab.data.registry import load_dataset
-from factlab.data.views import stage_examples
 from factlab.models.lm import LMHandle
+from factlab.stages.examples import stage_examples
 
 KEYWORD = "CHECKWORTHY-RULEBOOK"
 PROPOSAL = (f"Decide, following the {KEYWORD}, whether the text states a checkable fact about the world, such as "

@@ -6,7 +6,8 @@ import pytest
 
 from factlab.config import compose_config
 from factlab.data.registry import load_dataset
-from factlab.optimize.examples import EmptySplitError, case_splits, stage_splits
+from factlab.data.splits import split_cases
+from factlab.optimize.examples import EmptySplitError, stage_splits
 
 FRACTIONS = {"train": 0.8, "val": 0.1, "test": 0.1}
 
@@ -29,7 +30,7 @@ def test_splits_are_disjoint_and_capped_deterministically(cases):
 def test_prepared_cases_keep_their_split(cases):
     marked = [{**case, "split": "train"} for case in cases[:-2]]
     marked += [{**cases[-2], "split": "val"}, {**cases[-1], "split": "test"}]
-    splits = case_splits(marked, FRACTIONS, seed=123)
+    splits = split_cases(marked, FRACTIONS, seed=123)
     assert [c["case_id"] for c in splits["test"]] == [cases[-1]["case_id"]]
 
 

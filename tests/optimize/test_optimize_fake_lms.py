@@ -16,8 +16,8 @@ from factlab.config import compose_config
 from factlab.models.errors import call_safely
 from factlab.optimize.job import run
 from factlab.optimize.scoring import RolloutCounter
-from factlab.stages.build import build_program
 from factlab.programs.checkworthy import CheckWorthiness
+from factlab.stages.build import build_program
 
 
 def _assert_improved(out: dict) -> None:

@@ -9,8 +9,8 @@ from optimize_fakes import fake_config
 
 from factlab.config import compose_config
 from factlab.optimize.job import run
-from factlab.tracking.refs import CompiledRefError, resolve_compiled
 from factlab.stages.build import build_program
+from factlab.tracking.refs import CompiledRefError, resolve_compiled
 
 
 @pytest.fixture(scope="module")
@@ -34,18 +34,18 @@ def test_a_path_passes_through(compiled_run):
 def test_a_run_id_downloads_the_program_artifact(compiled_run, tmp_path):
     tmp, out = compiled_run
     uri = f"sqlite:///{tmp / 'mlruns' / 'mlflow.db'}"
-    path = resolve_compiled(out["mlflow_run_id"], "checkworthy", tracking_uri=uri, download_dir=tmp_path)
+    path = resolve_compiled(out["mlflow_run_id"], "checkworthy", store=uri, download_dir=tmp_path)
     assert path.is_file() and path.is_relative_to(tmp_path)
     assert path.read_text() == Path(out["program_path"]).read_text()
     assert _loads(path) == 4
     runs_uri = f"runs:/{out['mlflow_run_id']}/program/checkworthy.json"
-    assert resolve_compiled(runs_uri, "checkworthy", tracking_uri=uri, download_dir=tmp_path / "b").is_file()
+    assert resolve_compiled(runs_uri, "checkworthy", store=uri, download_dir=tmp_path / "b").is_file()
 
 
 def test_a_run_of_another_stage_is_refused(compiled_run):
     tmp, out = compiled_run
     with pytest.raises(CompiledRefError, match="compiled stage 'checkworthy', not 'judge'"):
-        resolve_compiled(out["mlflow_run_id"], "judge", tracking_uri=f"sqlite:///{tmp / 'mlruns' / 'mlflow.db'}")
+        resolve_compiled(out["mlflow_run_id"], "judge", store=f"sqlite:///{tmp / 'mlruns' / 'mlflow.db'}")
 
 
 @pytest.mark.parametrize("ref", ["no/such/file.json", "not-a-run-id"])
@@ -56,4 +56,4 @@ def test_unknown_refs_name_the_accepted_forms(ref):
 
 def test_an_unknown_run_id_names_the_store(tmp_path):
     with pytest.raises(CompiledRefError, match="no such MLflow run"):
-        resolve_compiled("0" * 32, "judge", tracking_uri=f"sqlite:///{tmp_path / 'm.db'}")
+        resolve_compiled("0" * 32, "judge", store=f"sqlite:///{tmp_path / 'm.db'}")

@@ -6,6 +6,7 @@ import dspy
 import pytest
 from dspy.utils.dummies import DummyLM
 
+from factlab.matching.text import count_tokens
 from factlab.models.errors import call_safely
 from factlab.programs import checkworthy, extract_claims, judge, paragraphs, query_rewrite, review_claims, vertical
 from factlab.schema import Judgment
@@ -90,7 +91,7 @@ def test_paragraphs_split_overlong_blocks():
     doc = " ".join(f"Sentence number {i} has some words." for i in range(60))
     pred = paragraphs.ParagraphSplitter(max_tokens=50)(document=doc)
     assert len(pred.paragraphs) > 3
-    assert all(paragraphs.count_tokens(p["text"]) <= 60 for p in pred.paragraphs)
+    assert all(count_tokens(p["text"]) <= 60 for p in pred.paragraphs)
 
 
 def test_paragraphs_lm_refinement_merges_same_topic():

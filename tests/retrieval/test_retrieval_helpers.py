@@ -9,12 +9,13 @@ import pkgutil
 import pytest
 
 import factlab.retrieval
+from factlab.matching.text import count_tokens
 from factlab.retrieval.chunking import chunk_spans, sentence_spans
 from factlab.retrieval.compress import GAP, compress
 from factlab.retrieval.config import default_conf_dir
 from factlab.retrieval.encoders import Encoder, HashingEncoder
 from factlab.retrieval.tiers import TierTable, TierTables
-from factlab.retrieval.tokenizer import count_tokens, tokenize
+from factlab.retrieval.tokenizer import tokenize
 
 MODULES = sorted(info.name for info in pkgutil.iter_modules(factlab.retrieval.__path__, "factlab.retrieval."))
 

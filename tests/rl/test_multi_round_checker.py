@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 from factlab.agents.accounting import message_tokens
 from factlab.agents.multi_round import CheckerState, MultiRoundChecker, clip_facts
 from factlab.config import CONF_DIR, compose_config
-from factlab.retrieval.tokenizer import count_tokens
+from factlab.matching.text import count_tokens
 
 CLAIM = ("The company behind the first oral CGRP-pathway-blocking medicine recommended for migraine prevention in the "
          "European Union was founded in Basel in 2004.")
@@ -131,7 +131,8 @@ def test_no_lm_configured_names_the_fix(rules, search):
 @pytest.mark.parametrize("name", ["multi_round", "naive_loop"])
 def test_a_verdict_quoting_the_passage_instead_of_its_id_still_cites_it(name, rules, search):
     """Small models (Qwen 1.5B, measured) put the passage or a fact sentence in chunk_ids instead of the id."""
-    quote = "Halvard Pharma AG, with its registered office in Basel, was entered in the commercial register on 12 March 2004"
+    quote = ("Halvard Pharma AG, with its registered office in Basel, was entered in the commercial register on "
+             "12 March 2004")
     steps = ([{"facts": [], "questions": [Q2], "next_action": "search"}] * 2 if name == "multi_round"
              else [{"queries": [Q2], "next_action": "search"}] * 2)
     lm = DummyLM([*steps, {"relation": "support", "confidence": 0.9, "chunk_ids": [quote, "1962年"]}])

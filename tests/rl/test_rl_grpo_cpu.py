@@ -7,8 +7,15 @@ import json
 import pytest
 from transformers.utils import get_json_schema
 
-from factlab.train.rl.grpo_cpu import SearchEnvironment, grpo_config, load_rows, render_completion, train_grpo, verl_reward
 from factlab.train.rl.format import SEARCH_TOOL_SCHEMA
+from factlab.train.rl.grpo_cpu import (
+    SearchEnvironment,
+    grpo_config,
+    load_rows,
+    render_completion,
+    train_grpo,
+    verl_reward,
+)
 
 
 def test_trl_sees_the_same_tool_schema_as_verl():

@@ -11,12 +11,13 @@ import pytest
 from train_support import safetensor_weights
 
 from factlab.config import compose_config
+from factlab.models.base_models import ModelSourceError
 from factlab.programs import judge as judge_program
-from factlab.stages.build import build_program
 from factlab.schema import RELATIONS
+from factlab.stages.build import build_program
 from factlab.stages.classifiers import load_stage_classifier
+from factlab.tracking.refs import ModelRefError
 from factlab.train.job import run_recipe
-from factlab.train.registry import ModelSourceError
 
 FAST = ["recipe.max_steps=3", "recipe.batch_size=8", "recipe.eval_batch_size=16", "recipe.eval_every=2",
         "recipe.max_rows.train=48", "recipe.max_rows.val=16", "recipe.max_rows.test=24", "recipe.max_length=48",
@@ -105,7 +106,7 @@ def test_classifier_judge_answers_with_the_program_fields(tiny_bert, make_job):
 
 
 def test_missing_model_names_the_fix(tmp_path):
-    with pytest.raises(ModelSourceError, match="folder not found"):
+    with pytest.raises(ModelRefError, match="folder not found"):
         load_stage_classifier("judge", str(tmp_path / "nope"))
     with pytest.raises(ModelSourceError, match="no factlab_classifier.json"):
         load_stage_classifier("judge", str(tmp_path))

@@ -9,8 +9,8 @@ import train_support
 from omegaconf import OmegaConf
 
 from factlab.config import compose_config
-from factlab.train.distill.classifier import class_weights
 from factlab.metrics import classification_metrics, confusion, per_class
+from factlab.train.distill.classifier import class_weights
 from factlab.train.tasks import checkworthy_task, judge_task
 from factlab.train.teacher import GoldTeacher, LMTeacher, agreement, read_cache
 

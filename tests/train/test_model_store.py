@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from factlab.models.base_models import ModelSourceError, resolve_base_model
+from factlab.tracking.refs import ModelRefError, resolve_model
 from factlab.tracking.trackers import MLflowTracker, NullTracker
-from factlab.train.registry import ModelSourceError, register_model, resolve_base_model, resolve_model
+from factlab.train.registry import register_model
 
 
 def test_base_model_specs(tmp_path):
@@ -31,13 +33,13 @@ def test_registry_round_trip(tmp_path, monkeypatch):
     assert uri == "models:/factlab-test/1"
     for ref in (uri, f"runs:/{run_id}/model"):
         assert (resolve_model(ref) / "weights.bin").read_bytes() == b"\x00\x01"
-    with pytest.raises(ModelSourceError, match="not found in MLflow store"):
+    with pytest.raises(ModelRefError, match="not found in MLflow store"):
         resolve_model("models:/factlab-test/7")
 
 
 def test_without_tracking_the_uri_is_the_folder(tmp_path, monkeypatch):
     assert register_model(NullTracker(), tmp_path, "x", {}) == str(tmp_path.resolve())
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'missing.db'}")
-    with pytest.raises(ModelSourceError, match="does not exist; set MLFLOW_TRACKING_URI"):
+    with pytest.raises(ModelRefError, match="does not exist; set FACTLAB_MLFLOW_URI"):
         resolve_model("models:/x/1")
     assert not (tmp_path / "missing.db").exists(), "resolving must not create an empty store"

@@ -63,7 +63,8 @@ def test_registered_judge_answers_as_the_stage(trained):
 
 @pytest.mark.llm
 def test_verify_pipeline_runs_with_the_trained_judge(trained, tmp_path):
-    from factlab.pipeline.job import build_stages, run
+    from factlab.pipeline.build import build_stages
+    from factlab.pipeline.job import run
 
     cfg = compose_config("verify", [
         f"input={REPO_ROOT / 'datasets/bundled/examples/report_en_short.md'}",

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from factlab.train.job import RecipeConfigError, TrainJob, sample_rows, settings_from_yaml
+from factlab.data.splits import seeded_sample
 from factlab.metrics import classification_metrics, confusion, confusion_figure, per_class
+from factlab.train.job import RecipeConfigError, TrainJob, settings_from_yaml
 from factlab.train.tasks import ClassifierTask, Row
 from factlab.train.teacher import agreement
 
@@ -65,7 +66,7 @@ def label_splits(task: ClassifierTask, stage_cfg: DictConfig, job: TrainJob, max
     """Rows per split (sampled to max_rows[split]) labelled by the teacher; logs teacher agreement with gold."""
     out = {}
     for split, cases in job.splits.items():
-        rows = sample_rows(task.rows(cases), max_rows.get(split), job.seed)
+        rows = seeded_sample(task.rows(cases), max_rows.get(split), job.seed)
         labels = job.teacher.label(stage_cfg, rows, task.target)
         targets = [label.target if label.target in task.labels else None for label in labels]
         out[split] = LabelledSplit(rows, targets)
@@ -115,8 +116,8 @@ def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, se
     )
     from transformers.trainer_utils import get_last_checkpoint
 
-    from factlab.stages.classifiers import META_FILE
-    from factlab.train.registry import resolve_base_model
+    from factlab.models.base_models import resolve_base_model
+    from factlab.models.classifier import META_FILE
     from factlab.train.trainer_support import TimeBudget, TrackerCallback, with_peft
 
     labels = list(task.labels)
@@ -190,7 +191,7 @@ def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, se
 def evaluate_classifier(model_dir: Path, rows: Sequence[Row], labels: Sequence[str], batch_size: int
                         ) -> tuple[list[str], float]:
     """Predict `rows` with the saved model through the plug-back loader; returns predictions and items/s."""
-    from factlab.stages.classifiers import SequenceClassifier
+    from factlab.models.classifier import SequenceClassifier
 
     classifier = SequenceClassifier(model_dir, batch_size=batch_size)
     if tuple(labels) != classifier.labels:
@@ -207,7 +208,7 @@ def evaluate_classifier(model_dir: Path, rows: Sequence[Row], labels: Sequence[s
 def evaluate_and_register(task: ClassifierTask, test: LabelledSplit, job: TrainJob, settings: ClassifierSettings,
                           model_dir: Path) -> dict:
     """Test metrics vs gold and vs teacher, throughput, size; confusion matrix PNG; MLflow logging + registry."""
-    from factlab.stages.classifiers import META_FILE
+    from factlab.models.classifier import META_FILE
     from factlab.train.registry import folder_size_bytes, parameter_count, register_model
 
     labels = list(task.labels)

@@ -160,8 +160,8 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
         `test/reward` (mean reward of the trained policy on the test rows, the headline), the per-step train rewards
         (`train/reward_curve`), and `model_uri` (the LoRA adapter folder).
     """
-    from factlab.train.rl.setup import base_model_folder, job_retrievers, write_job_data
     from factlab.train.rl.retrieval import RetrievalService
+    from factlab.train.rl.setup import base_model_folder, job_retrievers, write_job_data
     from factlab.train.trainer_support import TrackerCallback
 
     manifest = write_job_data(job, multi_hop_only, max_rows)

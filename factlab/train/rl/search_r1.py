@@ -130,8 +130,8 @@ def search_r1(job: TrainJob, stage: DictConfig, name: str, headline: str, base_l
         NoGPUError: fewer than `gpus` CUDA devices (checked first, unless `dry_run`).
         subprocess.CalledProcessError: VERL exited non-zero (its log is `<work_dir>/verl.log`).
     """
-    from factlab.train.rl.setup import base_model_folder, job_retrievers, write_job_data
     from factlab.train.rl.retrieval import RetrievalService
+    from factlab.train.rl.setup import base_model_folder, job_retrievers, write_job_data
 
     if not dry_run:
         require_gpus(gpus)

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from factlab.train.job import RecipeConfigError, TrainJob, sample_rows, settings_from_yaml
+from factlab.data.splits import seeded_sample
+from factlab.train.job import RecipeConfigError, TrainJob, settings_from_yaml
 from factlab.train.tasks import Row, SFTTask
 from factlab.train.teacher import agreement
 
@@ -103,7 +104,7 @@ def train_causal_lm(task: SFTTask, stage_cfg: DictConfig, job: TrainJob, setting
     prompter = Prompter.for_stage(stage_cfg, OmegaConf.create(settings.base_lm["adapter"]), task)
     data = {}
     for split, cases in job.splits.items():
-        rows = sample_rows(task.rows(cases), settings.max_rows.get(split), job.seed)
+        rows = seeded_sample(task.rows(cases), settings.max_rows.get(split), job.seed)
         labels = job.teacher.label(stage_cfg, rows, task.target)
         targets = [label.target or None for label in labels]
         rate, n = agreement([json.dumps(t) if t else None for t in targets],
@@ -128,8 +129,8 @@ def train_causal_lm(task: SFTTask, stage_cfg: DictConfig, job: TrainJob, setting
 
 def base_model_path(settings: CausalLMSettings) -> Path:
     """The Hugging Face folder to fine-tune: `base_model` if set, else `base_lm`'s GGUF converted once."""
+    from factlab.models.base_models import resolve_base_model
     from factlab.train.gguf import hf_from_gguf
-    from factlab.train.registry import resolve_base_model
 
     return resolve_base_model(settings.base_model) if settings.base_model else hf_from_gguf(settings.base_lm)
 

@@ -4,17 +4,9 @@ import json
 
 import pytest
 
-from factlab.cards.model import (
-    ClaimCard,
-    EvidenceItem,
-    Report,
-    build_claim_card,
-    build_error_card,
-    build_paragraph_card,
-    read_cards_json,
-    suggested_action,
-    write_cards_json,
-)
+from factlab.cards.actions import suggested_action
+from factlab.cards.build import build_claim_card, build_error_card, build_paragraph_card
+from factlab.cards.model import ClaimCard, EvidenceItem, Report, read_cards_json, write_cards_json
 from factlab.rules.business import JudgedEvidence
 from factlab.schema import Evidence, Judgment
 

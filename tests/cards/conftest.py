@@ -1,4 +1,4 @@
-"""Fixtures for the pipeline tests (the `business` fixture comes from tests/conftest.py)."""
+"""Fixtures for the card and report tests (the `business` fixture comes from tests/conftest.py)."""
 
 import pytest
 
@@ -6,7 +6,7 @@ import pytest
 @pytest.fixture()
 def small_report(business):
     """A three-paragraph English report: wrong + correct, review + error, not check-worthy only."""
-    from factlab.cards.model import build_claim_card, build_error_card, build_paragraph_card, build_report
+    from factlab.cards.build import build_claim_card, build_error_card, build_paragraph_card, build_report
     from factlab.rules.business import JudgedEvidence
     from factlab.schema import Evidence, Judgment
 

@@ -1,0 +1,194 @@
+"""Build verify cards: a claim's card from its judged evidence and the business rules' decision (the rules decide,
+citation risk included; the card shows it), the error card of a failed claim, paragraph cards and the report."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from factlab.cards.actions import suggested_action
+from factlab.cards.model import ClaimCard, EvidenceItem, ParagraphCard, Report, ReviewItem, excerpt
+from factlab.rules.business import DECISIVE_RELATIONS, BusinessRules, JudgedEvidence, max_risk
+from factlab.rules.citations import claim_citation
+from factlab.schema import LABELS, RISK_LEVELS
+
+ERROR_RISK = "yellow"  # a failed claim is unknown, not known-bad: flag it without alarming like `wrong`
+# Evidence order on a card: best tier first, then decisive relations, then confidence.
+_RELATION_ORDER = {"contradict": 0, "support": 1, "partial_support": 2, "insufficient": 3, "irrelevant": 4}
+
+
+def _index_sources(sources: Iterable[Any] | None) -> dict[str, Any]:
+    index: dict[str, Any] = {}
+    for source in sources or ():
+        source_id = source.get("source_id") if isinstance(source, Mapping) else getattr(source, "source_id", None)
+        if not source_id:
+            raise ValueError(f"source record without source_id: {excerpt(repr(source))}")
+        index[str(source_id)] = source
+    return index
+
+
+def _meta(source: Any, name: str) -> str:
+    value = source.get(name) if isinstance(source, Mapping) else getattr(source, name, None)
+    return "" if value is None else str(value)
+
+
+def _evidence_items(judged: Sequence[JudgedEvidence], sources: Mapping[str, Any]) -> list[EvidenceItem]:
+    items = []
+    for item in judged:
+        ev, source = item.evidence, sources.get(item.evidence.source_id)
+        items.append(
+            EvidenceItem(
+                source_id=ev.source_id,
+                chunk_id=ev.chunk_id,
+                page=ev.page,
+                snippet=ev.text,
+                tier=ev.tier,
+                relation=item.relation,
+                confidence=round(item.confidence, 4),
+                domain=ev.domain or (_meta(source, "domain") if source is not None else ""),
+                title=ev.title or (_meta(source, "title") if source is not None else ""),
+                url=_meta(source, "url") if source is not None else "",
+            )
+        )
+    return sorted(items, key=lambda e: (e.tier, _RELATION_ORDER[e.relation], -e.confidence, e.chunk_id))
+
+
+def build_claim_card(
+    *,
+    claim_id: str,
+    text: str,
+    judged: Sequence[JudgedEvidence],
+    rules: BusinessRules,
+    sentence: str = "",
+    checkworthy: bool = True,
+    vertical: str = "general",
+    queries: Sequence[str] = (),
+    sources: Iterable[Any] | None = None,
+) -> ClaimCard:
+    """Build the card of one claim: apply the business rules, check its citation, attach an action.
+
+    Args:
+        claim_id: id unique inside the document.
+        text: the atomic, decontextualised claim.
+        judged: the judged evidence of this claim (may be empty).
+        rules: the business rules (instantiated from `conf/business/<name>.yaml`).
+        sentence: the verbatim document sentence the claim comes from.
+        checkworthy: False for opinions etc.: no label, risk "none".
+        vertical: the claim's vertical.
+        queries: the search queries used.
+        sources: source records (dicts or objects with source_id, title, url, author, year, doi). They
+            fill in titles / urls and enable the citation check; None skips the citation check.
+
+    Returns:
+        The ClaimCard, suggested action included.
+    """
+    judged = list(judged)
+    if not checkworthy:
+        card = ClaimCard(claim_id, text, sentence, False, vertical, list(queries))
+        card.suggested_action = suggested_action(card)
+        return card
+    index = _index_sources(sources)
+    citation = claim_citation(text, sentence, list(index.values()), judged) if sources is not None else None
+    decision = rules.decide(vertical, judged, citation)
+    card = ClaimCard(
+        claim_id=claim_id,
+        text=text,
+        sentence=sentence,
+        checkworthy=True,
+        vertical=vertical,
+        queries=list(queries),
+        label=decision.label,
+        relation=decision.relation,
+        confidence=decision.confidence,
+        evidence=_evidence_items(judged, index),
+        risk_level=decision.risk_level,
+        hints=list(decision.hints),
+        review=decision.review,
+        depends_on=sorted({j.evidence.source_id for j in judged if j.relation in DECISIVE_RELATIONS}),
+        citation=citation,
+    )
+    card.suggested_action = suggested_action(card)
+    return card
+
+
+def build_error_card(
+    *,
+    claim_id: str,
+    text: str,
+    error: str,
+    sentence: str = "",
+    vertical: str = "general",
+    queries: Sequence[str] = (),
+) -> ClaimCard:
+    """Card for a claim whose processing failed (retrieval / judge error, timeout ...).
+
+    >>> build_error_card(claim_id="c1", text="Water boils at 100 C.", error="judge timed out").suggested_action
+    'Rerun / check manually: judge timed out'
+    """
+    if not error:
+        raise ValueError(f"claim {claim_id!r}: build_error_card needs a non-empty error reason")
+    card = ClaimCard(claim_id, text, sentence, True, vertical, list(queries), risk_level=ERROR_RISK, error=error)
+    card.suggested_action = suggested_action(card)
+    return card
+
+
+def build_paragraph_card(
+    paragraph_id: str, start: int, end: int, text: str, claims: Sequence[ClaimCard]
+) -> ParagraphCard:
+    """Group claims under a paragraph; the paragraph's risk is the riskiest claim's ("none" without claims)."""
+    return ParagraphCard(paragraph_id, start, end, text, max_risk(*(c.risk_level for c in claims)), list(claims))
+
+
+def build_report(
+    *,
+    document: str,
+    business: str,
+    paragraphs: Sequence[ParagraphCard],
+    created: str | None = None,
+    chunks: Mapping[str, str] | None = None,
+) -> Report:
+    """Assemble the report: review queue, summary counts and source -> paragraph lineage.
+
+    Args:
+        document: path or name of the checked document.
+        business: name of the business rules used.
+        paragraphs: paragraph cards in document order.
+        created: ISO time; now (UTC) when None.
+        chunks: chunk_id -> full chunk text for the chunks the evidence cites (optional; the HTML
+            report falls back to the snippets).
+    """
+    paragraphs = list(paragraphs)
+    review_queue = [
+        ReviewItem(p.paragraph_id, c.claim_id, c.suggested_action)
+        for p in paragraphs
+        for c in p.claims
+        if c.review or c.error
+    ]
+    lineage: dict[str, list[str]] = {}
+    for p in paragraphs:
+        for source_id in sorted({s for c in p.claims for s in c.depends_on}):
+            lineage.setdefault(source_id, []).append(p.paragraph_id)
+    claims = [c for p in paragraphs for c in p.claims]
+    summary: dict[str, Any] = {
+        "paragraphs": len(paragraphs),
+        "claims": len(claims),
+        "labels": {label: sum(c.label == label for c in claims) for label in LABELS},
+        "errors": sum(bool(c.error) for c in claims),
+        "not_checkworthy": sum(not c.checkworthy for c in claims),
+        "review": len(review_queue),
+        "claim_risk": {level: sum(c.risk_level == level for c in claims) for level in RISK_LEVELS},
+        "paragraph_risk": {level: sum(p.risk_level == level for p in paragraphs) for level in RISK_LEVELS},
+    }
+    return Report(
+        document=str(document),
+        business=business,
+        created=created or datetime.now(UTC).isoformat(timespec="seconds"),
+        paragraphs=paragraphs,
+        review_queue=review_queue,
+        summary=summary,
+        lineage=dict(sorted(lineage.items())),
+        chunks=dict(chunks or {}),
+    )
+
+
