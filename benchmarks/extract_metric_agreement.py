@@ -46,7 +46,7 @@ def main() -> None:
     eval_cfg = compose_config("evaluate", [])
     matcher = instantiate(eval_cfg.matcher, encode=usable_encode(instantiate(eval_cfg.retrieval.encoder)))
     student = instantiate(cfg.student)
-    compiled = resolve_compiled(args.compiled, "extract_claims", cfg.tracking.get("tracking_uri"))
+    compiled = resolve_compiled(args.compiled, "extract_claims", cfg.tracking.tracking_uri)
     programs = {"zero-shot": build_program(cfg.stage), "compiled": build_program(cfg.stage, compiled=str(compiled))}
     print(f"{len(examples)} {args.split} examples, {sum(len(ex.claims) for ex in examples)} gold claims; "
           f"evaluate matcher threshold {matcher.active_threshold}")

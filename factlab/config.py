@@ -18,6 +18,22 @@ def compose_config(config_name: str, overrides: list[str] | None = None) -> Dict
     return cfg
 
 
+def compose_option(group: str, option: str) -> DictConfig:
+    """One option of a config group composed on its own, its defaults list applied (conf/business/medical.yaml
+    inherits conf/business/default.yaml this way), resolved.
+
+    Raises:
+        ValueError: no such option, naming the ones there are.
+    """
+    if option not in config_names(group):
+        options = ", ".join(config_names(group))
+        raise ValueError(f"{group}={option!r}: no conf/{group}/{option}.yaml; options: {options}")
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose(config_name=f"{group}/{option}")
+    OmegaConf.resolve(cfg)
+    return cfg[group]
+
+
 def config_names(group: str) -> list[str]:
     """The option names of a config group (the yaml files under conf/<group>/)."""
     return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))

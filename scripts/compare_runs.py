@@ -5,8 +5,8 @@ the first run, and a stacked bar chart of the error distributions (how the blame
 
 Selectors are run ids (32 hex digits) or MLflow filter strings searched in every `evaluate/*` experiment (or the
 `--experiment` ones); the first run is the baseline. `--log` attaches the table and the chart to the LAST run as
-artifacts under `compare/<baseline run id>/`. The store is conf/tracking/mlflow.yaml's (FACTLAB_MLFLOW_URI
-overrides) unless `--tracking-uri` is given. Code: factlab/evals/compare.py.
+artifacts under `compare/<baseline run id>/`. The store is the one every job uses (factlab/tracking/store.py:
+$FACTLAB_MLFLOW_URI, else sqlite:///mlruns/mlflow.db) unless `--tracking-uri` is given. Code: factlab/evals/compare.py.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("selectors", nargs="+", help="run ids and / or MLflow filter strings")
     parser.add_argument("--experiment", action="append", help="experiment name to search (repeatable); "
                                                                "default every evaluate/* experiment")
-    parser.add_argument("--tracking-uri", help="MLflow store; default conf/tracking/mlflow.yaml's")
+    parser.add_argument("--tracking-uri", help="MLflow store; default the jobs' store (factlab/tracking/store.py)")
     parser.add_argument("--out", help="folder for comparison.md and distributions.png; default "
                                       "outputs/compare/<time>")
     parser.add_argument("--log", action="store_true", help="log the table and chart to the last run")
@@ -29,12 +29,10 @@ def main(argv: list[str] | None = None) -> dict:
 
     import mlflow
 
-    from factlab.config import compose_config
     from factlab.evals.compare import comparison_figure, comparison_table, find_runs
-    from factlab.tracking.trackers import MLflowTracker
+    from factlab.tracking.store import tracking_uri
 
-    uri = args.tracking_uri or compose_config("evaluate", ["tracking=mlflow"]).tracking.tracking_uri
-    client = mlflow.MlflowClient(tracking_uri=MLflowTracker(uri, "mlruns/artifacts").tracking_uri)
+    client = mlflow.MlflowClient(tracking_uri=tracking_uri(args.tracking_uri))
     runs = find_runs(client, args.selectors, args.experiment)
     table = comparison_table(runs)
     figure = comparison_figure(runs, "wrong final labels by blamed stage")

@@ -146,12 +146,12 @@ def reflow_run(cfg: DictConfig, prepared_root: Path) -> dict:
     from factlab.config import compose_config
     from factlab.data.registry import load_dataset
     from factlab.evals.job import ARTIFACTS
-    from factlab.tracking.trackers import MLflowTracker
+    from factlab.tracking.store import tracking_uri
 
     run_id = cfg.reflow.run
     if not run_id:
         raise ValueError("reflow: pass the evaluate.py run to export: python scripts/reflow.py run=<MLflow run id>")
-    uri = MLflowTracker(cfg.tracking.tracking_uri, cfg.tracking.artifact_root).tracking_uri
+    uri = tracking_uri(cfg.tracking.tracking_uri)
     client = mlflow.MlflowClient(tracking_uri=uri)
     with tempfile.TemporaryDirectory() as tmp:
         try:

@@ -70,3 +70,23 @@ def test_bad_weights_are_refused(kwargs):
 def test_gold_without_relation_or_label_is_refused():
     with pytest.raises(ValueError, match="ground_truth"):
         compute_score("s", "", {"relation": None, "label": None, "chunk_ids": []})
+
+
+def test_the_recipes_business_reaches_the_reward():
+    """business=legal (min_evidence 2) must reach the label term; the reward once read conf/business/default.yaml."""
+    assert label_for_relation("support", business="default") == "correct"
+    assert label_for_relation("support", business="legal") == "unverifiable"  # one snippet < min_evidence 2
+    solution = SEARCHED + answer('{"relation": "support"}')
+    gold = {"relation": "support", "label": "correct", "chunk_ids": []}
+    default = compute_score("s", solution, gold, format_weight=0.0)
+    legal = compute_score("s", solution, gold, format_weight=0.0, business="legal")
+    assert (default["acc"], legal["acc"]) == (1.0, 0.5)
+    with pytest.raises(ValueError, match="no conf/business/nope.yaml"):
+        compute_score("s", solution, gold, business="nope")
+
+
+def test_verl_is_told_the_recipes_business():
+    from factlab.train.rl.search_r1 import verl_overrides
+
+    args = verl_overrides({"files": {"train": "t.parquet"}}, "m", "tools.yaml", 1, 5, "ckpt", business="medical")
+    assert "reward.custom_reward_function.reward_kwargs.business=medical" in args

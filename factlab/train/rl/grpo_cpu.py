@@ -85,12 +85,12 @@ def render_completion(completion: str | Sequence[Mapping]) -> str:
     return "\n".join(part for part in parts if part)
 
 
-def verl_reward(format_weight: float, recall_weight: float) -> Callable:
+def verl_reward(format_weight: float, recall_weight: float, business: str = "default") -> Callable:
     """`compute_score` as a TRL reward function over a batch (its name is what TRL logs: rewards/verl_reward)."""
 
     def verl_reward(prompts, completions, data_source, reward_model, extra_info, **kwargs) -> list[float]:
         return [compute_score(source, render_completion(completion), model["ground_truth"], info,
-                              format_weight=format_weight, recall_weight=recall_weight)["score"]
+                              format_weight=format_weight, recall_weight=recall_weight, business=business)["score"]
                 for completion, source, model, info in zip(completions, data_source, reward_model, extra_info,
                                                            strict=True)]
 
@@ -153,7 +153,7 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
                     retrieval: DictConfig, base_model: str | None, multi_hop_only: bool, max_rows: Mapping, topk: int,
                     max_steps: int, batch_size: int, num_generations: int, max_completion_length: int,
                     max_tool_calls: int, learning_rate: float, temperature: float, beta: float, peft: Mapping,
-                    reward: Mapping, bf16: bool) -> dict:
+                    reward: Mapping, bf16: bool, business: str) -> dict:
     """Prepare the RL rows, serve retrieval, run a few GRPO steps with LoRA, report the test reward.
 
     Returns:
@@ -176,7 +176,7 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
                             **{f"rl/{split}_rows": n for split, n in manifest["rows"].items()}})
     with RetrievalService(retrievers, default_k=topk) as service:
         trainer, metrics = train_grpo(model_path, train_rows, test_rows, service.url, topk, config, peft,
-                                      [verl_reward(reward["format_weight"], reward["recall_weight"])],
+                                      [verl_reward(reward["format_weight"], reward["recall_weight"], business)],
                                       [TrackerCallback(job.tracker)])
     curve = [entry["reward"] for entry in trainer.state.log_history if "reward" in entry and "loss" in entry]
     test_reward = float(metrics.get("eval_reward", math.nan))

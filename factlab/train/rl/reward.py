@@ -5,13 +5,14 @@ factlab/train/rl/grpo_cpu.py.
     score = (1 - format_weight - recall_weight) * verdict + format_weight * format + recall_weight * recall
 
 - verdict: the judge's own scoring core (`factlab.programs.judge._score`: 1 for the gold relation, 0.5 for a near
-  miss) averaged with the label match, the label being the one the business rules (`conf/business/default.yaml`)
-  give the answered relation when the answer names none: one definition of "right" for eval, GEPA and RL.
+  miss) averaged with the label match, the label being the one the business rules (`conf/business/<business>.yaml`,
+  the recipe's `business`) give the answered relation when the answer names none: one definition of "right" for
+  eval, GEPA and RL.
 - format: half for a parseable `<answer>{json}</answer>` with a known relation, half for having searched.
 - recall: share of the gold evidence chunk ids the answer cites (its weight moves to the verdict when the claim has
   no gold chunk ids).
 
-Pure: the same inputs always give the same score (the rules are read once from the repo's YAML).
+Pure: the same inputs always give the same score (the rules are composed once per business from the repo's YAML).
 """
 
 from __future__ import annotations
@@ -24,23 +25,22 @@ from factlab.train.rl.format import parse_answer, searched
 
 
 @functools.cache
-def _rules():
+def _rules(business: str):
     from hydra.utils import instantiate
-    from omegaconf import OmegaConf
 
-    from factlab.config import CONF_DIR
+    from factlab.config import compose_option
 
-    return instantiate(OmegaConf.load(CONF_DIR / "business" / "default.yaml"))
+    return instantiate(compose_option("business", business))
 
 
-def label_for_relation(relation: str, vertical: str = "general") -> str:
-    """The label the default business rules give one tier-1 snippet judged `relation` at full confidence.
+def label_for_relation(relation: str, vertical: str = "general", business: str = "default") -> str:
+    """The label the business rules `business` give one tier-1 snippet judged `relation` at full confidence.
 
     >>> [label_for_relation(r) for r in ("support", "contradict", "partial_support", "insufficient")]
     ['correct', 'wrong', 'disputed', 'unverifiable']
     """
     snippet = Evidence(source_id="answer", chunk_id="answer#p1-c1", text="", tier=1)
-    return _rules().decide(vertical, [(snippet, Judgment(relation, 1.0))]).label
+    return _rules(business).decide(vertical, [(snippet, Judgment(relation, 1.0))]).label
 
 
 def _relation(value) -> str | None:
@@ -64,7 +64,7 @@ def relation_score(gold: str, got: str | None) -> float:
 
 
 def compute_score(data_source: str, solution_str: str, ground_truth: Mapping, extra_info: Mapping | None = None,
-                  format_weight: float = 0.1, recall_weight: float = 0.0) -> dict:
+                  format_weight: float = 0.1, recall_weight: float = 0.0, business: str = "default") -> dict:
     """Score one rollout (VERL's custom reward signature; extra keyword arguments come from `reward_kwargs`).
 
     Args:
@@ -74,6 +74,7 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Mapping, ex
         extra_info: the row's extra info; its `vertical` picks the rules' vertical (default "general").
         format_weight: weight of the format term.
         recall_weight: weight of gold-evidence recall.
+        business: the business rules (conf/business/<name>.yaml) that turn a relation into a label.
 
     Returns:
         `score` plus its parts (`acc` = verdict, `format`, `recall`), all floats, as VERL logs them.
@@ -92,9 +93,10 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Mapping, ex
     relation = _relation(answer.get("relation")) if answer else None
     label = answer.get("label") if answer else None
     if label not in LABELS:
-        label = label_for_relation(relation, vertical) if relation else None
+        label = label_for_relation(relation, vertical, business) if relation else None
     gold_relation = _relation(ground_truth.get("relation"))
-    gold_label = ground_truth.get("label") or (label_for_relation(gold_relation, vertical) if gold_relation else None)
+    gold_label = ground_truth.get("label") or (label_for_relation(gold_relation, vertical, business)
+                                                if gold_relation else None)
     if gold_relation is None and gold_label is None:
         raise ValueError(f"ground_truth {dict(ground_truth)!r}: expected a relation or a label")
     parts = []

@@ -65,8 +65,9 @@ def write_tool_config(url: str, topk: int, out_path: Path) -> Path:
 
 
 def verl_overrides(manifest: Mapping, model_path: str | Path, tool_config: str | Path, gpus: int, total_steps: int,
-                   checkpoint_dir: str | Path, extra: Sequence[str] = ()) -> list[str]:
-    """The Hydra overrides that fill conf/verl/search_r1.yaml's ??? fields, then the user's `extra` ones.
+                   checkpoint_dir: str | Path, extra: Sequence[str] = (), business: str = "default") -> list[str]:
+    """The Hydra overrides that fill conf/verl/search_r1.yaml's ??? fields and hand the reward its business rules,
+    then the user's `extra` ones.
 
     >>> verl_overrides({"files": {"train": "t.parquet"}}, "m", "tools.yaml", 1, 5, "ckpt")[:2]
     ['data.train_files=t.parquet', 'data.val_files=t.parquet']
@@ -77,7 +78,8 @@ def verl_overrides(manifest: Mapping, model_path: str | Path, tool_config: str |
             f"actor_rollout_ref.model.path={model_path}",
             f"actor_rollout_ref.rollout.multi_turn.tool_config_path={tool_config}",
             f"trainer.n_gpus_per_node={gpus}", f"trainer.total_training_steps={total_steps}",
-            f"trainer.test_freq={total_steps}", f"trainer.default_local_dir={checkpoint_dir}", *extra]
+            f"trainer.test_freq={total_steps}", f"trainer.default_local_dir={checkpoint_dir}",
+            f"reward.custom_reward_function.reward_kwargs.business={business}", *extra]
 
 
 def compose_verl_config(overrides: Sequence[str] = (), config_name: str = "search_r1") -> DictConfig:
@@ -123,7 +125,7 @@ def last_val_reward(log_text: str) -> float:
 
 def search_r1(job: TrainJob, stage: DictConfig, name: str, headline: str, base_lm: DictConfig, retrieval: DictConfig,
               base_model: str | None, multi_hop_only: bool, max_rows: Mapping, topk: int, gpus: int,
-              total_steps: int, verl_config: str, overrides: Sequence[str], dry_run: bool) -> dict:
+              total_steps: int, verl_config: str, overrides: Sequence[str], dry_run: bool, business: str) -> dict:
     """Prepare data, serve retrieval, launch VERL's GRPO on the search checker; the test reward is the headline.
 
     Raises:
@@ -142,7 +144,7 @@ def search_r1(job: TrainJob, stage: DictConfig, name: str, headline: str, base_l
     with RetrievalService(retrievers, default_k=topk) as service:
         tool_config = write_tool_config(service.url, topk, job.work_dir / "search_tool.yaml")
         args = verl_overrides(manifest, model_path, tool_config.resolve(), gpus, total_steps, checkpoint_dir,
-                              list(overrides))
+                              list(overrides), business)
         validate_verl_config(compose_verl_config(args, verl_config))
         command = [sys.executable, "-m", "verl.trainer.main_ppo", f"--config-path={VERL_CONF_DIR}",
                    f"--config-name={verl_config}", *args]
