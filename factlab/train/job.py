@@ -39,6 +39,24 @@ def settings_from_yaml(cls, recipe: str, values: dict):
     return cls(**values)
 
 
+@dataclass(kw_only=True)
+class FineTuneSettings:
+    """What every fine-tuning recipe sets (conf/recipe/base/*.yaml documents each); a recipe's settings add theirs."""
+
+    max_length: int
+    peft: dict
+    epochs: float
+    max_steps: int
+    batch_size: int
+    learning_rate: float
+    warmup_ratio: float
+    eval_every: int
+    early_stopping_patience: int
+    bf16: bool
+    max_rows: dict = field(default_factory=dict)
+    max_train_seconds: float | None = None
+
+
 @dataclass
 class TrainJob:
     """The inputs of a recipe besides its own settings.

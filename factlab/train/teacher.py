@@ -53,6 +53,46 @@ def agreement(targets: Sequence[object], golds: Sequence[object]) -> tuple[float
     return (sum(t == g for t, g in pairs) / len(pairs) if pairs else None), len(pairs)
 
 
+@dataclass
+class LabelledSplit:
+    """The rows of one split with their teacher targets (None where the teacher gave none)."""
+
+    rows: list[Row]
+    targets: list
+
+    def __iter__(self):  # rows, targets = split
+        return iter((self.rows, self.targets))
+
+
+def label_splits(job, stage_cfg: DictConfig, rows_of: Callable[[list[dict]], list[Row]],
+                 target: Callable[[object], object], keep: Callable[[object], object], max_rows: dict,
+                 agreement_name: str = "agreement_with_gold") -> dict[str, LabelledSplit]:
+    """Every split's rows (a seeded sample of at most max_rows[split]) labelled by the job's teacher; logs per split
+    the teacher's agreement with the gold, the rows without a target and the row count.
+
+    Args:
+        job: the TrainJob (splits, teacher, tracker, seed).
+        stage_cfg: the stage the teacher runs.
+        rows_of: cases -> rows (the task's view).
+        target: the stage program's prediction -> a training target.
+        keep: a teacher target -> the target kept for training, or None (e.g. a label outside the classes).
+        max_rows: split -> row cap (None = all).
+        agreement_name: the metric name of the agreement (`teacher/<split>_<name>`).
+    """
+    from factlab.data.splits import seeded_sample
+
+    out = {}
+    for split, cases in job.splits.items():
+        rows = seeded_sample(rows_of(cases), max_rows.get(split), job.seed)
+        targets = [keep(label.target) for label in job.teacher.label(stage_cfg, rows, target)]
+        rate, n = agreement(targets, [row.gold or None for row in rows])
+        job.tracker.log_metrics({f"teacher/{split}_{agreement_name}": rate, f"teacher/{split}_compared": n,
+                                 f"teacher/{split}_no_target": sum(t is None for t in targets),
+                                 f"data/{split}_rows": len(rows)})
+        out[split] = LabelledSplit(rows, targets)
+    return out
+
+
 class GoldTeacher:
     """teacher=gold: the dataset's own labels are the targets."""
 

@@ -1,12 +1,21 @@
-"""Pieces shared by the classifier and causal-LM trainers: LoRA as a config value, metrics to the tracker, a
-wall-clock budget."""
+"""Pieces shared by the classifier and causal-LM trainers: LoRA as a config value, the training arguments and
+callbacks every fine-tuning recipe sets alike, metrics to the tracker, a wall-clock budget, and resuming only from a
+checkpoint that was written whole."""
 
 from __future__ import annotations
 
+import logging
+import re
 import time
 from collections.abc import Mapping
+from pathlib import Path
 
 from transformers import TrainerCallback
+
+logger = logging.getLogger(__name__)
+_CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+# What a checkpoint folder must hold to resume from: the Trainer writes trainer_state.json last.
+_CHECKPOINT_FILES = ("trainer_state.json",)
 
 
 def with_peft(model, peft: Mapping, task_type: str):
@@ -58,3 +67,50 @@ class TimeBudget(TrainerCallback):
             control.should_save = True
             control.should_evaluate = args.eval_strategy != "no"
         return control
+
+
+def shared_training_args(settings, job, checkpoints: Path, has_val: bool, best_metric: str,
+                         greater_is_better: bool) -> dict:
+    """The TrainingArguments keywords every fine-tuning recipe sets the same way (from FineTuneSettings)."""
+    return dict(
+        output_dir=str(checkpoints), per_device_train_batch_size=settings.batch_size,
+        num_train_epochs=settings.epochs, max_steps=settings.max_steps, learning_rate=settings.learning_rate,
+        warmup_steps=settings.warmup_ratio, eval_strategy="steps" if has_val else "no",
+        eval_steps=settings.eval_every, save_strategy="steps", save_steps=settings.eval_every, save_total_limit=2,
+        load_best_model_at_end=has_val, metric_for_best_model=best_metric, greater_is_better=greater_is_better,
+        logging_steps=max(1, min(settings.eval_every, 10)), report_to="none", seed=job.seed, data_seed=job.seed,
+        use_cpu=True, bf16=settings.bf16, restore_callback_states_from_checkpoint=True, dataloader_num_workers=0)
+
+
+def shared_callbacks(settings, job, has_val: bool) -> list:
+    """Metrics to the tracker, the wall-clock budget and, with a val split, early stopping."""
+    from transformers import EarlyStoppingCallback
+
+    callbacks = [TrackerCallback(job.tracker), TimeBudget(settings.max_train_seconds)]
+    if has_val and settings.early_stopping_patience > 0:
+        callbacks.append(EarlyStoppingCallback(early_stopping_patience=settings.early_stopping_patience))
+    return callbacks
+
+
+def resumable_checkpoint(checkpoints: Path, resume: bool) -> str | None:
+    """The newest checkpoint written whole (it holds trainer_state.json), or None; a torn one (the run was killed
+    while saving) is moved aside as `<name>.torn` with a warning, so `resume` never fails on it.
+
+    >>> import tempfile; root = Path(tempfile.mkdtemp())
+    >>> (root / "checkpoint-2").mkdir(); (root / "checkpoint-1").mkdir()
+    >>> _ = (root / "checkpoint-1" / "trainer_state.json").write_text("{}")
+    >>> Path(resumable_checkpoint(root, True)).name, sorted(p.name for p in root.iterdir())
+    ('checkpoint-1', ['checkpoint-1', 'checkpoint-2.torn'])
+    """
+    if not resume or not checkpoints.is_dir():
+        return None
+    found = sorted(((int(m.group(1)), p) for p in checkpoints.iterdir()
+                    if p.is_dir() and (m := _CHECKPOINT.match(p.name))), reverse=True)
+    for _, path in found:
+        if all((path / name).is_file() for name in _CHECKPOINT_FILES):
+            return str(path)
+        torn = path.with_name(path.name + ".torn")
+        logger.warning("checkpoint %s was not written whole (no %s); moved aside to %s", path,
+                       " / ".join(_CHECKPOINT_FILES), torn)
+        path.rename(torn)
+    return None

@@ -14,67 +14,30 @@ import json
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from omegaconf import DictConfig
 
-from factlab.data.splits import seeded_sample
 from factlab.metrics import classification_metrics, confusion, confusion_figure, per_class
-from factlab.train.job import RecipeConfigError, TrainJob, settings_from_yaml
+from factlab.train.job import FineTuneSettings, RecipeConfigError, TrainJob, settings_from_yaml
 from factlab.train.tasks import ClassifierTask, Row
-from factlab.train.teacher import agreement
+from factlab.train.teacher import LabelledSplit, agreement, label_splits
 
 
-@dataclass
-class ClassifierSettings:
+@dataclass(kw_only=True)
+class ClassifierSettings(FineTuneSettings):
     """The settings of a distill_* recipe (conf/recipe/base/classifier.yaml documents each)."""
 
     base_model: str
-    max_length: int
-    peft: dict
-    epochs: float
-    max_steps: int
-    batch_size: int
     eval_batch_size: int
-    learning_rate: float
     weight_decay: float
-    warmup_ratio: float
     class_weighting: bool
-    early_stopping_patience: int
-    eval_every: int
-    bf16: bool
-    max_rows: dict = field(default_factory=dict)
-    max_train_seconds: float | None = None
 
 
 def settings_from(recipe: str, values: dict) -> ClassifierSettings:
     """ClassifierSettings from a recipe's keyword values, naming the yaml on an unknown or missing field."""
     return settings_from_yaml(ClassifierSettings, recipe, values)
-
-
-@dataclass
-class LabelledSplit:
-    """The rows of one split with their teacher targets (None where the teacher gave none)."""
-
-    rows: list[Row]
-    targets: list[str | None]
-
-
-def label_splits(task: ClassifierTask, stage_cfg: DictConfig, job: TrainJob, max_rows: dict
-                 ) -> dict[str, LabelledSplit]:
-    """Rows per split (sampled to max_rows[split]) labelled by the teacher; logs teacher agreement with gold."""
-    out = {}
-    for split, cases in job.splits.items():
-        rows = seeded_sample(task.rows(cases), max_rows.get(split), job.seed)
-        labels = job.teacher.label(stage_cfg, rows, task.target)
-        targets = [label.target if label.target in task.labels else None for label in labels]
-        out[split] = LabelledSplit(rows, targets)
-        rate, n = agreement(targets, [row.gold for row in rows])
-        job.tracker.log_metrics({f"teacher/{split}_agreement_with_gold": rate, f"teacher/{split}_compared": n,
-                                 f"teacher/{split}_no_target": sum(t is None for t in targets),
-                                 f"data/{split}_rows": len(rows)})
-    return out
 
 
 def class_weights(targets: Sequence[str], labels: Sequence[str]) -> list[float]:
@@ -95,7 +58,8 @@ def train_classifier(task: ClassifierTask, stage_cfg: DictConfig, job: TrainJob,
     Returns:
         The test metrics (`test/...`), model facts (`model/...`), `train/wall_s` and `model_uri`.
     """
-    data = label_splits(task, stage_cfg, job, settings.max_rows)
+    data = label_splits(job, stage_cfg, task.rows, task.target, lambda t: t if t in task.labels else None,
+                        settings.max_rows)
     model_dir = job.work_dir / "model"
     if not (model_dir / "COMPLETE").exists():  # a finished fit of this config is evaluated again, not retrained
         _fit(task, data, job, settings, model_dir, recipe)
@@ -109,16 +73,14 @@ def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, se
         AutoModelForSequenceClassification,
         AutoTokenizer,
         DataCollatorWithPadding,
-        EarlyStoppingCallback,
         Trainer,
         TrainingArguments,
         set_seed,
     )
-    from transformers.trainer_utils import get_last_checkpoint
 
     from factlab.models.base_models import resolve_base_model
     from factlab.models.classifier import META_FILE
-    from factlab.train.trainer_support import TimeBudget, TrackerCallback, with_peft
+    from factlab.train.trainer_support import resumable_checkpoint, shared_callbacks, shared_training_args, with_peft
 
     labels = list(task.labels)
     index = {label: i for i, label in enumerate(labels)}
@@ -155,24 +117,14 @@ def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, se
 
     checkpoints = job.work_dir / "checkpoints"
     has_val = bool(val)
-    args = TrainingArguments(
-        output_dir=str(checkpoints), per_device_train_batch_size=settings.batch_size,
-        per_device_eval_batch_size=settings.eval_batch_size, num_train_epochs=settings.epochs,
-        max_steps=settings.max_steps, learning_rate=settings.learning_rate, weight_decay=settings.weight_decay,
-        warmup_steps=settings.warmup_ratio, eval_strategy="steps" if has_val else "no",
-        eval_steps=settings.eval_every, save_strategy="steps", save_steps=settings.eval_every, save_total_limit=2,
-        load_best_model_at_end=has_val, metric_for_best_model="macro_f1", greater_is_better=True,
-        logging_steps=max(1, min(settings.eval_every, 10)), report_to="none", seed=job.seed, data_seed=job.seed,
-        use_cpu=True, bf16=settings.bf16, train_sampling_strategy="group_by_length",
-        restore_callback_states_from_checkpoint=True, dataloader_num_workers=0)
-    callbacks = [TrackerCallback(job.tracker), TimeBudget(settings.max_train_seconds)]
-    if has_val and settings.early_stopping_patience > 0:
-        callbacks.append(EarlyStoppingCallback(early_stopping_patience=settings.early_stopping_patience))
+    args = TrainingArguments(**shared_training_args(settings, job, checkpoints, has_val, "macro_f1", True),
+                             per_device_eval_batch_size=settings.eval_batch_size, weight_decay=settings.weight_decay,
+                             train_sampling_strategy="group_by_length")
     trainer = Trainer(model=model, args=args, train_dataset=encode(train), eval_dataset=encode(val) or None,
                       processing_class=tokenizer, data_collator=DataCollatorWithPadding(tokenizer),
                       compute_loss_func=loss, compute_metrics=compute_metrics if has_val else None,
-                      callbacks=callbacks)
-    last = get_last_checkpoint(str(checkpoints)) if job.resume and checkpoints.is_dir() else None
+                      callbacks=shared_callbacks(settings, job, has_val))
+    last = resumable_checkpoint(checkpoints, job.resume)
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=last)
     seconds = time.perf_counter() - start

@@ -15,40 +15,27 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from factlab.data.splits import seeded_sample
-from factlab.train.job import RecipeConfigError, TrainJob, settings_from_yaml
+from factlab.train.job import FineTuneSettings, RecipeConfigError, TrainJob, settings_from_yaml
 from factlab.train.tasks import Row, SFTTask
-from factlab.train.teacher import agreement
+from factlab.train.teacher import label_splits
 
 META_FILE = "factlab_causal_lm.json"
 
 
-@dataclass
-class CausalLMSettings:
+@dataclass(kw_only=True)
+class CausalLMSettings(FineTuneSettings):
     """The settings of an sft_* recipe (conf/recipe/base/causal_lm.yaml documents each)."""
 
     base_lm: dict
     base_model: str | None
-    max_length: int
-    peft: dict
-    epochs: float
-    max_steps: int
-    batch_size: int
     gradient_accumulation: int
-    learning_rate: float
-    warmup_ratio: float
-    eval_every: int
-    early_stopping_patience: int
-    bf16: bool
     max_new_tokens: int
     export_gguf: bool
-    max_rows: dict = field(default_factory=dict)
-    max_train_seconds: float | None = None
 
 
 def sft_settings_from(recipe: str, values: dict) -> CausalLMSettings:
@@ -102,17 +89,8 @@ def train_causal_lm(task: SFTTask, stage_cfg: DictConfig, job: TrainJob, setting
         model facts, `model_uri`, and `gguf` / `serve_overrides` when exported.
     """
     prompter = Prompter.for_stage(stage_cfg, OmegaConf.create(settings.base_lm["adapter"]), task)
-    data = {}
-    for split, cases in job.splits.items():
-        rows = seeded_sample(task.rows(cases), settings.max_rows.get(split), job.seed)
-        labels = job.teacher.label(stage_cfg, rows, task.target)
-        targets = [label.target or None for label in labels]
-        rate, n = agreement([json.dumps(t) if t else None for t in targets],
-                            [json.dumps(r.gold) if r.gold else None for r in rows])
-        job.tracker.log_metrics({f"teacher/{split}_exact_agreement_with_gold": rate, f"teacher/{split}_compared": n,
-                                 f"teacher/{split}_no_target": sum(t is None for t in targets),
-                                 f"data/{split}_rows": len(rows)})
-        data[split] = (rows, targets)
+    data = label_splits(job, stage_cfg, task.rows, task.target, lambda t: t or None, settings.max_rows,
+                        "exact_agreement_with_gold")
     model_dir = job.work_dir / "model"
     if not (model_dir / "COMPLETE").exists():
         _fit(task, prompter, data, job, settings, model_dir, recipe)
@@ -138,13 +116,12 @@ def base_model_path(settings: CausalLMSettings) -> Path:
 def _fit(task: SFTTask, prompter: Prompter, data: dict, job: TrainJob, settings: CausalLMSettings,
          model_dir: Path, recipe: str) -> None:
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, EarlyStoppingCallback, set_seed
-    from transformers.trainer_utils import get_last_checkpoint
+    from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
     from trl import SFTConfig, SFTTrainer
 
     from datasets import Dataset
     from factlab.train.gguf import check_round_trip
-    from factlab.train.trainer_support import TimeBudget, TrackerCallback, with_peft
+    from factlab.train.trainer_support import resumable_checkpoint, shared_callbacks, shared_training_args, with_peft
 
     def examples(split: str) -> list[dict]:
         rows, targets = data[split]
@@ -164,23 +141,14 @@ def _fit(task: SFTTask, prompter: Prompter, data: dict, job: TrainJob, settings:
     model = with_peft(model, settings.peft, "CAUSAL_LM")
     checkpoints = job.work_dir / "checkpoints"
     has_val = bool(val)
-    args = SFTConfig(
-        output_dir=str(checkpoints), max_length=settings.max_length, per_device_train_batch_size=settings.batch_size,
-        per_device_eval_batch_size=settings.batch_size, gradient_accumulation_steps=settings.gradient_accumulation,
-        num_train_epochs=settings.epochs, max_steps=settings.max_steps, learning_rate=settings.learning_rate,
-        warmup_steps=settings.warmup_ratio, eval_strategy="steps" if has_val else "no",
-        eval_steps=settings.eval_every, save_strategy="steps", save_steps=settings.eval_every, save_total_limit=2,
-        load_best_model_at_end=has_val, metric_for_best_model="eval_loss", greater_is_better=False,
-        logging_steps=max(1, min(settings.eval_every, 10)), report_to="none", seed=job.seed, data_seed=job.seed,
-        use_cpu=True, bf16=settings.bf16, completion_only_loss=True, restore_callback_states_from_checkpoint=True,
-        dataloader_num_workers=0, dataset_num_proc=None)
-    callbacks = [TrackerCallback(job.tracker), TimeBudget(settings.max_train_seconds)]
-    if has_val and settings.early_stopping_patience > 0:
-        callbacks.append(EarlyStoppingCallback(early_stopping_patience=settings.early_stopping_patience))
+    args = SFTConfig(**shared_training_args(settings, job, checkpoints, has_val, "eval_loss", False),
+                     max_length=settings.max_length, per_device_eval_batch_size=settings.batch_size,
+                     gradient_accumulation_steps=settings.gradient_accumulation, completion_only_loss=True,
+                     dataset_num_proc=None)
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(train),
                          eval_dataset=Dataset.from_list(val) if has_val else None, processing_class=tokenizer,
-                         callbacks=callbacks)
-    last = get_last_checkpoint(str(checkpoints)) if job.resume and checkpoints.is_dir() else None
+                         callbacks=shared_callbacks(settings, job, has_val))
+    last = resumable_checkpoint(checkpoints, job.resume)
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=last)
     seconds = time.perf_counter() - start
