@@ -11,7 +11,7 @@ True
 from __future__ import annotations
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("schema", "textio", "config", "runtime", "metrics", "layers"),  # vocabulary, user text, config, process, metrics
+    ("schema", "textio", "config", "runtime", "metrics", "atomic", "untrusted", "layers"),  # foundation helpers
     ("matching",),  # text similarity and the claim matcher (pure)
     ("tracking", "models", "retrieval", "rules", "data"),  # stores, models stages run on, evidence, label policy, data
     ("programs", "cards"),  # the stage programs (pure DSPy) and the verify-card model

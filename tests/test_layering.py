@@ -15,7 +15,7 @@ from factlab.layers import LAYER
 PACKAGE = Path(__file__).resolve().parent.parent / "factlab"
 
 # What a stage program may import: no I/O, no MLflow, no config or LM construction (STYLE.md).
-PROGRAM_IMPORTS = {"schema", "matching", "metrics"}
+PROGRAM_IMPORTS = {"schema", "matching", "metrics", "untrusted"}
 PROGRAM_FORBIDDEN_MODULES = {"os", "io", "pathlib", "shutil", "sqlite3", "subprocess", "httpx", "requests", "mlflow",
                              "hydra", "omegaconf", "litellm", "openai", "torch", "transformers"}
 PROGRAM_FORBIDDEN_CALLS = {"open", "LM", "configure", "configure_cache", "settings"}

@@ -90,7 +90,7 @@ def build_claim_card(
         return card
     index = _index_sources(sources)
     citation = claim_citation(text, sentence, list(index.values()), judged) if sources is not None else None
-    decision = rules.decide(vertical, judged, citation)
+    decision = rules.decide(vertical, judged, citation, claim=text)
     card = ClaimCard(
         claim_id=claim_id,
         text=text,

@@ -21,6 +21,7 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from factlab.atomic import write_json
 from factlab.rules.citations import CitationCheck
 from factlab.schema import LABELS, RELATIONS, RISK_LEVELS, detect_language
 
@@ -214,11 +215,8 @@ class Report:
 
 
 def write_cards_json(report: Report, path: str | Path) -> Path:
-    """Write the report as UTF-8 JSON (Chinese kept readable); return the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    return path
+    """Write the report as UTF-8 JSON (Chinese kept readable), atomically; return the path."""
+    return write_json(path, report.to_dict(), indent=2)
 
 
 def read_cards_json(path: str | Path) -> Report:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from factlab.atomic import write_text
 from factlab.data.loaders.build import resolve_path
 from factlab.data.registry import content_hash
 
@@ -40,10 +41,7 @@ def corpus_folder(cases: Sequence[dict], dataset_cfg: DictConfig, cache_root: Pa
     records = {r["source_id"]: r for sources in lists.values() for r in sources}
     key = content_hash([r for _, r in sorted(records.items())])[:16]
     folder = cache_root / key
-    if not (folder / "corpus.jsonl").is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / "corpus.jsonl.tmp"
-        tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for _, r in sorted(records.items())),
-                       encoding="utf-8")
-        tmp.rename(folder / "corpus.jsonl")
+    if not (folder / "corpus.jsonl").is_file():  # content-addressed: a concurrent writer writes the same bytes
+        write_text(folder / "corpus.jsonl",
+                   "".join(json.dumps(r, ensure_ascii=False) + "\n" for _, r in sorted(records.items())))
     return folder

@@ -121,6 +121,7 @@ def _metrics(cfg: DictConfig, evaluation) -> tuple[dict[str, float], dict]:
 def _write(cfg: DictConfig, dataset: str, cases: list[dict], evaluation, metrics: dict[str, float],
            stage_values: dict) -> tuple[dict, Any, dict]:
     """items / attribution / cases JSONL, summary.json and attribution.png in `cfg.output_dir`."""
+    from factlab.atomic import write_json, write_text
     from factlab.evals.report import attribution_figure, attribution_table
     from factlab.evals.scores import label_confusion
 
@@ -129,12 +130,11 @@ def _write(cfg: DictConfig, dataset: str, cases: list[dict], evaluation, metrics
     items = [{"case_id": c["case_id"], **item} for c in evaluation.cases for item in c["items"]]
     tables = {"items.jsonl": items, "attribution.jsonl": evaluation.attribution, "cases.jsonl": evaluation.cases}
     for name, rows in tables.items():
-        (out / name).write_text("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows),
-                                encoding="utf-8")
+        write_text(out / name, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows))
     attribution = {k: v for k, v in metrics.items() if k.startswith("attr/")}
     summary = {"metrics": metrics, "confusion": label_confusion(evaluation.cases), "costs": evaluation.costs,
                "cases": [c["case_id"] for c in cases], "attribution_table": attribution_table(attribution)}
-    (out / "summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=2), encoding="utf-8")
+    write_json(out / "summary.json", summary, indent=2)
     figure = attribution_figure(attribution, f"{dataset} {cfg.split}: bad items per blamed stage "
                                              f"({len(evaluation.attribution)} of {int(stage_values['items'])})")
     figure.savefig(out / "attribution.png")

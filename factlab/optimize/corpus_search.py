@@ -9,6 +9,7 @@ from pathlib import Path
 
 import dspy
 
+from factlab.atomic import write_text
 from factlab.data.registry import content_hash
 from factlab.optimize.scoring import Retrieve
 
@@ -47,9 +48,9 @@ class CorpusSearch:
             if key not in self.retrievers:
                 folder = index_root / key
                 source_dir = folder / "sources"
-                source_dir.mkdir(parents=True, exist_ok=True)
-                (source_dir / "corpus.jsonl").write_text(
-                    "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in sources), encoding="utf-8")
+                corpus = source_dir / "corpus.jsonl"
+                if not corpus.is_file():  # content-addressed: the same key always means the same bytes
+                    write_text(corpus, "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in sources))
                 self.retrievers[key] = Retriever.build(source_dir, folder / "index", retrieval_cfg, encoder=encoder)
         logger.info("query metric: %d corpora indexed under %s", len(self.retrievers), index_root)
 

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from factlab.atomic import read_json, write_json
+
 FINGERPRINT_FILE = "fingerprint.json"
 MLFLOW_RUNS_FILE = "mlflow_runs.json"
 
@@ -69,17 +71,18 @@ def prepare_run_dir(runs_dir: str | Path, stage: str, optimizer: str, print_: Ma
     run_dir = Path(runs_dir).resolve() / stage / f"{optimizer}-{config_hash(print_)}"
     stamp = run_dir / FINGERPRINT_FILE
     wanted = json.loads(json.dumps(print_, sort_keys=True, ensure_ascii=False, default=str))
-    if stamp.exists():
-        found = json.loads(stamp.read_text(encoding="utf-8"))
-        if found != wanted:
-            raise RunDirError(f"{run_dir} holds the state of another config ({stamp}); delete the folder or "
-                              "change runs_dir")
-        if not resume:
-            raise RunDirError(f"{run_dir} exists and resume=false; delete it to start over, or pass resume=true")
-        return run_dir, True
-    run_dir.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(json.dumps(wanted, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-    return run_dir, False
+    found = read_json(stamp, None, "run fingerprint")  # a torn stamp (a killed write) is set aside and rewritten
+    if found is not None and found != wanted:
+        raise RunDirError(f"{run_dir} holds the state of another config ({stamp}); delete the folder or "
+                          "change runs_dir")
+    # the dir name is the config hash, so a dir whose stamp was torn still holds this config's state
+    existing = found is not None or (run_dir.is_dir() and any(
+        p.name != FINGERPRINT_FILE and not p.name.endswith(".torn") for p in run_dir.iterdir()))
+    if existing and not resume:
+        raise RunDirError(f"{run_dir} exists and resume=false; delete it to start over, or pass resume=true")
+    if found is None:
+        write_json(stamp, wanted, indent=2, sort_keys=True)
+    return run_dir, existing
 
 
 def claim_state_dir(state_dir: str | Path, print_: Mapping[str, Any]) -> Path:
@@ -93,25 +96,24 @@ def claim_state_dir(state_dir: str | Path, print_: Mapping[str, Any]) -> Path:
     state_dir = Path(state_dir).resolve()
     stamp = state_dir / FINGERPRINT_FILE
     wanted = json.loads(json.dumps(print_, sort_keys=True, ensure_ascii=False, default=str))
-    if stamp.exists():
-        if json.loads(stamp.read_text(encoding="utf-8")) != wanted:
+    found = read_json(stamp, None, "optimizer state fingerprint")
+    if found is not None:
+        if found != wanted:
             raise RunDirError(f"optimizer state dir {state_dir} belongs to another config ({stamp}); resuming it "
                               "would continue that run. Delete the folder or set optimizer.log_dir=null")
         return state_dir
     if state_dir.exists() and any(state_dir.iterdir()):
         raise RunDirError(f"optimizer state dir {state_dir} holds state of unknown origin; GEPA would silently resume "
                           "it. Delete the folder or set optimizer.log_dir=null")
-    state_dir.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(json.dumps(wanted, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json(stamp, wanted, indent=2, sort_keys=True)
     return state_dir
 
 
 def recorded_mlflow_run(run_dir: Path, tracking_uri: str | None) -> str | None:
     """The MLflow run id this run dir started on `tracking_uri`, if any."""
-    path = run_dir / MLFLOW_RUNS_FILE
-    if tracking_uri is None or not path.exists():
+    if tracking_uri is None:
         return None
-    return json.loads(path.read_text(encoding="utf-8")).get(tracking_uri)
+    return read_json(run_dir / MLFLOW_RUNS_FILE, {}, "MLflow run record").get(tracking_uri)
 
 
 def record_mlflow_run(run_dir: Path, tracking_uri: str | None, run_id: str | None) -> None:
@@ -119,6 +121,6 @@ def record_mlflow_run(run_dir: Path, tracking_uri: str | None, run_id: str | Non
     if tracking_uri is None or run_id is None:
         return
     path = run_dir / MLFLOW_RUNS_FILE
-    runs = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    runs = read_json(path, {}, "MLflow run record")
     runs[tracking_uri] = run_id
-    path.write_text(json.dumps(runs, indent=2) + "\n", encoding="utf-8")
+    write_json(path, runs, indent=2)

@@ -5,12 +5,12 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 from omegaconf import DictConfig
 
+from factlab.atomic import write_json
 from factlab.cards.model import write_cards_json
 from factlab.pipeline.build import build_pipeline
 from factlab.report.html import write_report_html
@@ -40,7 +40,7 @@ def run(cfg: DictConfig) -> dict:
                    "summary": trace.report.summary, "costs": pipeline.meter.costs(),
                    "claim_cache": pipeline.cache.hits if pipeline.cache else None,
                    "ingest_issues": [f"{i.path}: {i.reason}" for i in retriever.issues]}
-        (out / "run.json").write_text(json.dumps(summary, ensure_ascii=False, indent=2))
+        write_json(out / "run.json", summary, indent=2)
         track.log_metrics({f"claims/{k}": v for k, v in trace.report.summary["labels"].items()})
         track.log_artifact(out)
     return summary

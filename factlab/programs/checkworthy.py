@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dspy
 
+from factlab.untrusted import neutralise
+
 # The classes of this stage as a trained classifier (`recipe=distill_checkworthy`), in the model's output order.
 CLASSIFIER_LABELS: tuple[str, str] = ("not_checkworthy", "checkworthy")
 
@@ -30,7 +32,7 @@ class CheckWorthiness(dspy.Module):
         self.classify = dspy.Predict(CheckWorthy)
 
     def forward(self, text: str) -> dspy.Prediction:
-        return self.classify(text=text)
+        return self.classify(text=neutralise(text))
 
 
 def _score(gold: dspy.Example, pred: dspy.Prediction) -> tuple[float, dict]:

@@ -11,6 +11,7 @@ import dspy
 
 from factlab.matching.text import Match, match_sets
 from factlab.metrics import f1
+from factlab.untrusted import neutralise
 
 # Openers that leave the subject implicit: a claim starting with one is not decontextualised.
 _PRONOUN_START = re.compile(
@@ -49,7 +50,7 @@ class ClaimExtractor(dspy.Module):
         self.extract = dspy.Predict(ExtractClaims)
 
     def forward(self, paragraph: str, context: str = "") -> dspy.Prediction:
-        pred = self.extract(paragraph=paragraph, context=context)
+        pred = self.extract(paragraph=neutralise(paragraph), context=neutralise(context))
         claims = [c.strip() for c in (pred.claims or []) if isinstance(c, str) and c.strip()]
         return dspy.Prediction(claims=list(dict.fromkeys(claims))[: self.max_claims])
 

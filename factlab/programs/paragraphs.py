@@ -16,6 +16,7 @@ import dspy
 
 from factlab.matching.text import count_tokens
 from factlab.metrics import f1
+from factlab.untrusted import neutralise
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _LIST_ITEM = re.compile(r"^\s*([-*+]|\d+[.)]|[（(]?[一二三四五六七八九十\d]+[)）、.])\s*")
@@ -153,8 +154,8 @@ class ParagraphSplitter(dspy.Module):
             prev = merged[-1]
             short = count_tokens(document[prev.start:span.end]) <= self.lm_merge_max_tokens * 2
             if short and count_tokens(document[span.start:span.end]) <= self.lm_merge_max_tokens:
-                verdict = self.same_topic(previous=document[prev.start:prev.end],
-                                          following=document[span.start:span.end])
+                verdict = self.same_topic(previous=neutralise(document[prev.start:prev.end]),
+                                          following=neutralise(document[span.start:span.end]))
                 if verdict.same_topic:
                     merged[-1] = Span(prev.start, span.end, prev.kind)
                     continue

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import dspy
 
 from factlab.matching.text import similarity
+from factlab.untrusted import neutralise
 
 _YEAR = re.compile(r"(?<!\d)(19|20)\d{2}(?!\d)\s*年?")
 
@@ -52,7 +53,7 @@ class QueryRewriter(dspy.Module):
         self.rewrite = dspy.Predict(RewriteQueries)
 
     def forward(self, claim: str) -> dspy.Prediction:
-        pred = self.rewrite(claim=claim, max_queries=self.max_queries)
+        pred = self.rewrite(claim=neutralise(claim), max_queries=self.max_queries)
         queries = [q.strip() for q in (pred.queries or []) if isinstance(q, str) and q.strip()][: self.max_queries]
         if not queries:
             queries = [claim]  # a rewrite that says nothing must not starve retrieval

@@ -9,6 +9,7 @@ import dspy
 
 from factlab.matching.text import match_sets
 from factlab.metrics import f1
+from factlab.untrusted import neutralise
 
 MATCH_THRESHOLD = 0.6  # similarity at which a reviewed claim counts as the expected one
 
@@ -35,7 +36,7 @@ class ClaimReviewer(dspy.Module):
     def forward(self, paragraph: str, claims: list[str]) -> dspy.Prediction:
         if not claims:
             return dspy.Prediction(reviewed_claims=[])
-        pred = self.review(paragraph=paragraph, claims=claims)
+        pred = self.review(paragraph=neutralise(paragraph), claims=[neutralise(c) for c in claims])
         out = [c.strip() for c in (pred.reviewed_claims or []) if isinstance(c, str) and c.strip()]
         return dspy.Prediction(reviewed_claims=list(dict.fromkeys(out)))
 

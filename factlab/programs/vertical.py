@@ -11,6 +11,7 @@ import dspy
 
 from factlab.matching.text import pick_choice
 from factlab.schema import DEFAULT_VERTICALS
+from factlab.untrusted import neutralise
 
 
 class ClassifyVertical(dspy.Signature):
@@ -46,7 +47,7 @@ class VerticalClassifier(dspy.Module):
         self.classify = dspy.Predict(signature)
 
     def forward(self, claim: str) -> dspy.Prediction:
-        pred = self.classify(claim=claim)
+        pred = self.classify(claim=neutralise(claim))
         return dspy.Prediction(vertical=pick_choice(pred.vertical, self.verticals, self.aliases),
                                confidence=pred.confidence)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from factlab.atomic import write_text
 from factlab.cards.model import ClaimCard, EvidenceItem, ParagraphCard, Report, excerpt
 from factlab.rules.business import risk_rank
 from factlab.schema import LABELS, RISK_LEVELS, detect_language
@@ -317,8 +318,5 @@ def render_html(report: Report) -> str:
 
 
 def write_report_html(report: Report, path: str | Path) -> Path:
-    """Write `render_html(report)` to `path` as UTF-8; return the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(report), encoding="utf-8")
-    return path
+    """Write `render_html(report)` to `path` as UTF-8, atomically; return the path."""
+    return write_text(path, render_html(report))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from factlab.atomic import atomic_writer, build_lock
 from factlab.retrieval.encoders import Encoder
 from factlab.retrieval.ingest import FileIngest, check_folder, drop_duplicate_ids, file_fingerprint, ingest_file
 from factlab.retrieval.records import Chunk, IngestIssue, Source
@@ -69,13 +69,18 @@ class Index:
 
     @classmethod
     def load(cls, index_dir: str | Path) -> Index:
-        """Read an index folder written by `build_index`.
+        """Read an index folder written by `build_index`, waiting while another process builds it (the build lock),
+        so the four files are read as one set.
 
         Raises:
             FileNotFoundError: the folder or one of its files is missing.
             ValueError: the files disagree with each other or come from another index format.
         """
-        folder = Path(index_dir)
+        with build_lock(Path(index_dir)):
+            return cls._read(Path(index_dir))
+
+    @classmethod
+    def _read(cls, folder: Path) -> Index:
         manifest_path = folder / MANIFEST
         if not manifest_path.exists():
             raise FileNotFoundError(
@@ -126,10 +131,8 @@ class Index:
 
 
 def _atomic_write(path: Path, write, binary: bool = False) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as fh:
+    with atomic_writer(path, binary=binary) as fh:
         write(fh)
-    os.replace(tmp, path)
 
 
 @dataclass
@@ -151,7 +154,7 @@ def _previous(index_dir: Path) -> Index | None:
     if not (index_dir / MANIFEST).exists():
         return None
     try:
-        return Index.load(index_dir)
+        return Index._read(index_dir)  # the caller holds the build lock
     except (ValueError, KeyError, OSError, json.JSONDecodeError) as exc:
         logger.warning("ignoring the unreadable index at %s (%s); rebuilding from scratch", index_dir, exc)
         return None
@@ -184,7 +187,19 @@ def build_index(
 
     Returns:
         The index (also saved) and a report of what was re-read and re-embedded.
+
+    Concurrent builds of one folder take turns (an inter-process lock): the second finds the first one's index and
+    reuses every chunk of it.
     """
+    with build_lock(Path(index_dir)):
+        return _build_index(sources_dir, index_dir, encoder=encoder, tiers=tiers, max_chars=max_chars,
+                            default_vertical=default_vertical, with_title=with_title,
+                            embed_batch_size=embed_batch_size, progress=progress)
+
+
+def _build_index(sources_dir: str | Path, index_dir: str | Path, *, encoder: Encoder, tiers: TierTables,
+                 max_chars: int, default_vertical: str, with_title: bool, embed_batch_size: int,
+                 progress: bool) -> tuple[Index, BuildReport]:
     started = time.perf_counter()
     root, folder = Path(sources_dir), Path(index_dir)
     files = check_folder(root, exclude=[folder])

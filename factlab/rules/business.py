@@ -6,7 +6,9 @@ deterministically, from tiers, counts, confidences and the claim's vertical. One
 
 Decision order (each step can only keep or downgrade the label):
 
-1. Support / partial support below `min_confidence` is ignored (with a hint).
+1. Support / partial support below `min_confidence` is ignored (with a hint); so is a support / partial support
+   that the snippet's own words do not back: fewer than `min_support_overlap` of the claim's words (CJK bigrams)
+   occur in it (a judge steered by text inside the snippet, or guessing, is not evidence).
 2. No support / partial / contradict left -> `unverifiable` (never `wrong`).
 3. The decision is taken at the best (lowest-number) tier holding a decisive judgment: support and
    contradict there -> `disputed`; contradict -> `wrong`; support -> `correct`; only partial -> `disputed`.
@@ -28,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
+from factlab.matching.text import containment
 from factlab.schema import LABELS, RELATIONS, RISK_LEVELS, Evidence, Judgment
 
 if TYPE_CHECKING:
@@ -163,6 +166,7 @@ class BusinessRules:
     high_risk_verticals: list[str]
     contradict_min_confidence: float
     min_confidence: float
+    min_support_overlap: float
     risk: dict[str, str]
 
     def __post_init__(self) -> None:
@@ -176,7 +180,7 @@ class BusinessRules:
         value = self.corroboration_min_domains
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"{where}: field corroboration_min_domains must be an int >= 0 (0 = off), got {value!r}")
-        for name in ("contradict_min_confidence", "min_confidence"):
+        for name in ("contradict_min_confidence", "min_confidence", "min_support_overlap"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
                 raise ValueError(f"{where}: field {name} must be a number in [0, 1], got {value!r}")
@@ -207,6 +211,7 @@ class BusinessRules:
         vertical: str,
         judged: Iterable[JudgedEvidence | tuple[Evidence, Judgment]],
         citation: CitationCheck | None = None,
+        claim: str | None = None,
     ) -> RuleDecision:
         """Decide the label of one claim from its judged evidence (steps 1-6) and its citation check (step 7).
 
@@ -215,12 +220,13 @@ class BusinessRules:
             judged: every snippet the judge saw for this claim, with its judgment.
             citation: the check of the work the claim cites (factlab.rules.citations.claim_citation); None when it
                 cites none.
+            claim: the claim's text, for the support-backing check of step 1; None skips that check.
 
         Returns:
             The RuleDecision: label, aggregated relation, its confidence, risk level, hints, review flag
             and the reasons (which rules fired).
         """
-        decision = self._decide_on_evidence(vertical, [_as_judged(item, i) for i, item in enumerate(judged)])
+        decision = self._decide_on_evidence(vertical, [_as_judged(item, i) for i, item in enumerate(judged)], claim)
         if citation is not None and not citation.ok:  # 7. a cited work that is missing or silent raises the risk
             decision.hints.append(f"citation {citation.cited!r}: {citation.reason}")
             floor = self.risk["citation_mismatch"]
@@ -228,11 +234,11 @@ class BusinessRules:
             decision.risk_level = max_risk(decision.risk_level, floor)
         return decision
 
-    def _decide_on_evidence(self, vertical: str, items: list[JudgedEvidence]) -> RuleDecision:
+    def _decide_on_evidence(self, vertical: str, items: list[JudgedEvidence], claim: str | None) -> RuleDecision:
         high_risk = self.is_high_risk(vertical)
         hints: list[str] = []
         reasons: list[str] = []
-        decisive = self._decisive(items, hints)
+        decisive = self._decisive(items, hints, reasons, claim)
         if not decisive:
             return self._no_decisive_evidence(items, hints, reasons, high_risk)
         label, relation, best_tier, confidence = self._at_best_tier(decisive, reasons)
@@ -259,8 +265,10 @@ class BusinessRules:
             return self._finish("unverifiable", relation, confidence, best_tier, **finish, review=True)
         return self._finish(label, relation, confidence, best_tier, **finish, conflict=conflict)
 
-    def _decisive(self, items: list[JudgedEvidence], hints: list[str]) -> list[JudgedEvidence]:
-        """1. The support / partial / contradict judgments, weak support and partial support dropped (with a hint)."""
+    def _decisive(self, items: list[JudgedEvidence], hints: list[str], reasons: list[str],
+                  claim: str | None) -> list[JudgedEvidence]:
+        """1. The support / partial / contradict judgments; weak or unbacked support and partial support dropped
+        (with a hint)."""
         decisive = []
         for item in items:
             if item.relation not in DECISIVE_RELATIONS:
@@ -271,6 +279,16 @@ class BusinessRules:
                     f"< min_confidence {self.min_confidence:.2f}"
                 )
                 continue
+            if item.relation != "contradict" and claim is not None:
+                overlap = containment(claim, item.evidence.text)
+                if overlap < self.min_support_overlap:
+                    hints.append(
+                        f"distrusted {item.relation} from {item.where()}: the snippet holds only {overlap:.0%} of the "
+                        f"claim's words (min_support_overlap {self.min_support_overlap:.0%}); read it yourself"
+                    )
+                    reasons.append(f"min_support_overlap: {item.evidence.chunk_id} {item.relation} not backed by its "
+                                   f"words ({overlap:.2f})")
+                    continue
             decisive.append(item)
         return decisive
 

@@ -107,7 +107,8 @@ def test_not_checkworthy_card(business):
 def test_citation_not_found_raises_risk_and_action(business):
     sources = [{"source_id": "smith-2019", "title": "Aspirin", "author": "Smith", "year": 2019}]
     card = build_claim_card(claim_id="c1", text="Smith et al. (2018) found that aspirin works.",
-                            judged=[je("smith-2019", "support")], rules=business("default"), sources=sources)
+                            judged=[je("smith-2019", "support", text="In this trial aspirin works.")],
+                            rules=business("default"), sources=sources)
     assert card.label == "correct"
     assert (card.citation.identity_exists, card.citation.content_supports) == (False, False)
     assert card.risk_level == "yellow"

@@ -271,3 +271,31 @@ def test_max_risk(levels, expected):
 def test_max_risk_rejects_unknown_level():
     with pytest.raises(ValueError, match="unknown risk level 'green'"):
         max_risk("green")
+
+
+def _snippet(text, relation, conf=1.0, tier=1, chunk="s#p1-c1"):
+    return JudgedEvidence(Evidence("s", chunk, text, tier=tier), Judgment(relation, conf))
+
+
+@pytest.mark.parametrize("relation", ["support", "partial_support"])
+def test_a_support_the_snippets_words_do_not_back_is_distrusted(business, relation):
+    """An irrelevant snippet judged `support` at 1.0 (a steered or guessing judge) must not make a claim correct."""
+    rules = business("default")
+    claim = "Penicillin was discovered in 1938 by Alexander Fleming."
+    steered = _snippet("The central bank raised interest rates to 4.5% in March.", relation)
+    decision = rules.decide("general", [steered], claim=claim)
+    assert decision.label == "unverifiable"
+    assert any("distrusted" in hint for hint in decision.hints)
+    backed = _snippet("Alexander Fleming discovered penicillin in 1928.", "support")
+    assert rules.decide("general", [backed], claim="Alexander Fleming discovered penicillin in 1928.").label == \
+        "correct"
+    assert rules.decide("general", [steered]).label != "unverifiable"  # no claim text: the check is skipped
+
+
+def test_support_backing_reads_chinese_by_bigrams(business):
+    rules = business("default")
+    claim = "青霉素由弗莱明于1928年发现。"
+    backed = _snippet("弗莱明在1928年发现了青霉素。", "support")
+    unbacked = _snippet("央行将利率上调至4.5%。", "support")
+    assert rules.decide("general", [backed], claim=claim).label == "correct"
+    assert rules.decide("general", [unbacked], claim=claim).label == "unverifiable"
