@@ -25,8 +25,8 @@ _FIELD_MARKER = re.compile(r"[\[【［]{1,2}\s*#{1,3}\s*[^\]#\n]{1,60}?\s*#{1,3}
 # Chat-template control tokens of the model families in use (Qwen, Llama, Gemma, Mistral) and generic ones.
 _CONTROL_TOKEN = re.compile(r"<\|[^|<>\n]{1,40}\|>|</?s>|\[/?INST\]|<</?SYS>>|<start_of_turn>|<end_of_turn>", re.I)
 # A line that opens a chat turn ("system:", "assistant：", "### Instruction", "系统：", or a bare role word).
-_ROLE_LINE = re.compile(r"(?im)^[ \t]*(?:#{1,6}[ \t]*)?(?:system|assistant|user|developer|instruction|response|系统|助手|"
-                        r"用户)[ \t]*(?:[:：][^\n]*|$)")
+_ROLE_LINE = re.compile(r"(?im)^[ \t]*(?:#{1,6}[ \t]*)?(?:system|assistant|user|developer|instruction|response|"
+                        r"系统|助手|用户)[ \t]*(?:[:：][^\n]*|$)")
 # A JSON-like object carrying a stage's answer keys ('{"relation": "support", ...}').
 _ANSWER_OBJECT = re.compile(r"\{[^{}]{0,400}[\"“”']\s*(?:relation|confidence|reason|label|judgments|checkworthy|"
                             r"vertical)\s*[\"“”']\s*[:：][^{}]{0,400}\}", re.I)

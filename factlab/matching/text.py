@@ -24,7 +24,16 @@ from factlab.schema import normalise_text
 Match = Callable[[list[str], list[str]], list[tuple[int, int, float]]]  # (gold, pred) -> one-to-one pairs
 
 _TOKEN = re.compile(r"[\u4e00-\u9fff]|[^\W\u4e00-\u9fff]+", re.UNICODE)
+# Function words that carry no evidence on their own; used where plain overlap (not IDF) scores text.
+STOPWORDS: frozenset[str] = frozenset(
+    "a an the of in on at to for from by with and or but is are was were be been being it its this that these "
+    "those as than then there which who whom whose what when where how not no nor so such can could may might "
+    "will would shall should do does did has have had about into over under between after before also more most "
+    "的 了 是 在 和 与 及 或 也 都 就 而 并 对 于 为 以 其 之 "
+    "这 那 有 被 把 将 从 由 等 个 中 上 下 我们 他们 它们 一个".split()
+)
 _CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
 _WORD = re.compile(r"[A-Za-z0-9]+(?:[.,'][A-Za-z0-9]+)*")
 
 
@@ -71,6 +80,30 @@ def containment(part: str, whole: str) -> float:
     if not fp:
         return 0.0
     return sum((fp & fw).values()) / sum(fp.values())
+
+
+def content_containment(part: str, whole: str) -> float:
+    """Share of `part`'s content features (words and CJK bigrams, stopwords left out) that occur in `whole`; 1.0 when
+    `part` has none. What the rules ask of a snippet before they trust a `support` (does it say the claim's words?).
+
+    >>> content_containment("Penicillin was discovered in 1928", "Fleming discovered penicillin in 1928.")
+    1.0
+    >>> content_containment("Penicillin was discovered in 1938", "The bank raised rates in March.")
+    0.0
+    """
+    fp = Counter({k: v for k, v in _features(part).items() if k not in STOPWORDS})
+    if not fp:
+        return 1.0
+    return sum((fp & _features(whole)).values()) / sum(fp.values())
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers a text states, thousands separators dropped.
+
+    >>> sorted(numbers("3,000 cases in 2019 and 4.5%"))
+    ['2019', '3000', '4.5']
+    """
+    return {n.replace(",", "") for n in _NUMBER.findall(unicodedata.normalize("NFKC", text))}
 
 
 def greedy_pairs(scored: Iterable[tuple[float, int, int]], threshold: float) -> list[tuple[int, int, float]]:

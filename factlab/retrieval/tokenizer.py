@@ -14,20 +14,14 @@ import logging
 import re
 import unicodedata
 
+from factlab.matching.text import STOPWORDS
+
 # A CJK run (unified ideographs + extension A) or a latin/number word; everything else separates tokens.
 _TOKEN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+|[a-z0-9]+(?:[.,'][a-z0-9]+)*")
 _CJK_CHAR_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _POSSESSIVE_RE = re.compile(r"(?<=[a-z])['’]s\b")
 
-# Function words that carry no evidence on their own; used where plain overlap (not IDF) scores text.
-STOPWORDS: frozenset[str] = frozenset(
-    "a an the of in on at to for from by with and or but is are was were be been being it its this that these "
-    "those as than then there which who whom whose what when where how not no nor so such can could may might "
-    "will would shall should do does did has have had about into over under between after before also more most "
-    "的 了 是 在 和 与 及 或 也 都 就 而 并 对 于 为 以 其 之 "
-    "这 那 有 被 把 将 从 由 等 个 中 上 下 我们 他们 它们 一个".split()
-)
 
 
 @functools.cache

@@ -7,8 +7,9 @@ deterministically, from tiers, counts, confidences and the claim's vertical. One
 Decision order (each step can only keep or downgrade the label):
 
 1. Support / partial support below `min_confidence` is ignored (with a hint); so is a support / partial support
-   that the snippet's own words do not back: fewer than `min_support_overlap` of the claim's words (CJK bigrams)
-   occur in it (a judge steered by text inside the snippet, or guessing, is not evidence).
+   that the snippet's own words do not back (a judge steered by text inside the snippet, or guessing, is not
+   evidence): in the claim's language, fewer than `min_support_overlap` of the claim's content words (CJK
+   bigrams) occur in it; across languages, it states none of the claim's numbers.
 2. No support / partial / contradict left -> `unverifiable` (never `wrong`).
 3. The decision is taken at the best (lowest-number) tier holding a decisive judgment: support and
    contradict there -> `disputed`; contradict -> `wrong`; support -> `correct`; only partial -> `disputed`.
@@ -30,8 +31,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from factlab.matching.text import containment
-from factlab.schema import LABELS, RELATIONS, RISK_LEVELS, Evidence, Judgment
+from factlab.matching.text import content_containment, numbers
+from factlab.schema import LABELS, RELATIONS, RISK_LEVELS, Evidence, Judgment, detect_language
 
 if TYPE_CHECKING:
     from factlab.rules.citations import CitationCheck
@@ -279,18 +280,28 @@ class BusinessRules:
                     f"< min_confidence {self.min_confidence:.2f}"
                 )
                 continue
-            if item.relation != "contradict" and claim is not None:
-                overlap = containment(claim, item.evidence.text)
-                if overlap < self.min_support_overlap:
-                    hints.append(
-                        f"distrusted {item.relation} from {item.where()}: the snippet holds only {overlap:.0%} of the "
-                        f"claim's words (min_support_overlap {self.min_support_overlap:.0%}); read it yourself"
-                    )
-                    reasons.append(f"min_support_overlap: {item.evidence.chunk_id} {item.relation} not backed by its "
-                                   f"words ({overlap:.2f})")
-                    continue
+            unbacked = self._unbacked(claim, item.evidence.text) if item.relation != "contradict" else None
+            if unbacked:
+                hints.append(f"distrusted {item.relation} from {item.where()}: {unbacked}; read the snippet yourself")
+                reasons.append(f"min_support_overlap: {item.evidence.chunk_id} {item.relation} not backed ({unbacked})")
+                continue
             decisive.append(item)
         return decisive
+
+    def _unbacked(self, claim: str | None, snippet: str) -> str | None:
+        """Why the snippet's words do not back a support of `claim`, or None when they do (or there is no claim)."""
+        if claim is None:
+            return None
+        if detect_language(claim) == detect_language(snippet):
+            overlap = content_containment(claim, snippet)
+            if overlap < self.min_support_overlap:
+                return (f"it holds {overlap:.0%} of the claim's content words "
+                        f"(min_support_overlap {self.min_support_overlap:.0%})")
+            return None
+        stated = numbers(claim)
+        if stated and not stated & numbers(snippet):
+            return f"it states none of the claim's numbers ({', '.join(sorted(stated))})"
+        return None
 
     def _no_decisive_evidence(self, items: list[JudgedEvidence], hints: list[str], reasons: list[str],
                               high_risk: bool) -> RuleDecision:
