@@ -2,7 +2,12 @@
 
     python verify.py input=datasets/bundled/examples/report_en_short.md sources=datasets/bundled/corpus
     python verify.py input=report.md sources=src/ business=medical lm@student=local_qwen15 output_dir=out/
+
+Exit status: 0 when the document was checked; 1 when it could not be (every check-worthy claim failed, or more than
+`max_error_share` of them), with a one-line summary; 2 for bad input or configuration (one line, no traceback).
 """
+
+import sys
 
 import hydra
 from omegaconf import DictConfig
@@ -10,13 +15,18 @@ from omegaconf import DictConfig
 
 @hydra.main(config_path="conf", config_name="verify", version_base="1.3")
 def main(cfg: DictConfig) -> float:
-    from factlab.pipeline.job import run
+    from factlab.cli import exit_on_user_error
+    from factlab.pipeline.job import failure, run
 
-    result = run(cfg)
+    result = exit_on_user_error(run, cfg)
     labels = result["summary"]["labels"]
     print(f"cards: {result['output_dir']}/cards.json  report: {result['output_dir']}/report.html")
     print(f"claims: {result['summary']['claims']}  labels: {labels}  errors: {result['summary']['errors']}  "
           f"({result['seconds']}s)")
+    reason = failure(result, cfg.max_error_share)
+    if reason:
+        print(f"error: {reason}", file=sys.stderr)
+        sys.exit(1)
     return float(labels["wrong"])
 
 

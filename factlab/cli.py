@@ -24,6 +24,37 @@ _INPUTS = {  # stage -> how the CLI's --text/--file, --context, --claims, --evid
 }
 
 
+def user_errors() -> tuple[type[BaseException], ...]:
+    """The errors that mean bad input or configuration (the message says what to fix): shown as one line."""
+    from omegaconf.errors import MissingMandatoryValue
+
+    from factlab.models.assemble import ModelAssemblyError
+    from factlab.models.base_models import ModelSourceError
+    from factlab.models.errors import LMUnavailableError
+    from factlab.models.lm import MissingAPIKeyError
+    from factlab.models.server import ServerStartError
+    from factlab.stages.build import CompiledProgramError
+    from factlab.textio import InputError
+    from factlab.tracking.refs import CompiledRefError, ModelRefError
+
+    return (InputError, MissingMandatoryValue, CompiledRefError, CompiledProgramError, ModelRefError, ModelSourceError,
+            MissingAPIKeyError, LMUnavailableError, ServerStartError, ModelAssemblyError)
+
+
+def exit_on_user_error(fn, *args, **kwargs):
+    """Call `fn`; on bad input or configuration print `error: <what to fix>` (one line, no traceback) and exit 2."""
+    errors = user_errors()
+    try:
+        return fn(*args, **kwargs)
+    except errors as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if type(exc).__name__ == "MissingMandatoryValue":
+            key = getattr(exc, "full_key", "") or message
+            message = f"missing value {key}: set it on the command line ({key}=...)"
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m factlab.cli", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -62,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     if handle:
         with handle.context():
-            pred, error = call_safely(args.name, program, **_INPUTS[args.name](args, text))
+            pred, error = call_safely(args.name, program, handle.breaker, **_INPUTS[args.name](args, text))
     else:
         pred, error = call_safely(args.name, program, **_INPUTS[args.name](args, text))
     seconds = time.perf_counter() - start

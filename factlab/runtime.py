@@ -3,7 +3,9 @@ place that reads $FACTLAB_CACHE (where models, indexes, the claim cache and serv
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
 from pathlib import Path
 
 # Everything runs offline: the hub and litellm's price-map fetch fail here and only cost time.
@@ -18,13 +20,62 @@ def prepare_offline_env() -> None:
 
 
 def configure_lm_cache(cache_dir: str | Path | None) -> None:
-    """Point DSPy's disk cache at `cache_dir` (None keeps DSPy's default ~/.dspy_cache)."""
-    if cache_dir is None:
-        return
+    """Point DSPy's disk cache at `cache_dir` (None = DSPy's default folder, ~/.dspy_cache or $DSPY_CACHEDIR), as a
+    cache that can forget the last answer it served or stored in this thread (see `forget_last_lm_answer`)."""
+    import dspy
+    from dspy.clients import DISK_CACHE_DIR, DISK_CACHE_LIMIT
+
+    folder = Path(cache_dir) if cache_dir is not None else Path(DISK_CACHE_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    cache = _forgetting_cache_class()(True, True, str(folder), DISK_CACHE_LIMIT)
+    with dspy._cache_lock:
+        dspy.cache = cache
+
+
+def forget_last_lm_answer() -> bool:
+    """Remove the LM answer this thread last read from or wrote to DSPy's cache (it failed to parse: a rerun must ask
+    the LM again, not replay it). Returns whether there was one to forget."""
     import dspy
 
-    Path(cache_dir).mkdir(parents=True, exist_ok=True)
-    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(cache_dir))
+    forget = getattr(dspy.cache, "forget_last", None)
+    return bool(forget and forget())
+
+
+@functools.cache
+def _forgetting_cache_class():
+    from dspy.clients.cache import Cache
+
+    class ForgettingCache(Cache):
+        """DSPy's cache, remembering per thread the key of the last entry it served or stored."""
+
+        _last = threading.local()
+
+        def get(self, request, ignored_args_for_cache_key=None):
+            self._remember(request, ignored_args_for_cache_key)
+            return super().get(request, ignored_args_for_cache_key)
+
+        def put(self, request, value, ignored_args_for_cache_key=None, enable_memory_cache=True):
+            self._remember(request, ignored_args_for_cache_key)
+            return super().put(request, value, ignored_args_for_cache_key, enable_memory_cache)
+
+        def _remember(self, request, ignored) -> None:
+            try:
+                self._last.key = self.cache_key(request, ignored)
+            except Exception:  # an unhashable request is not cached either
+                self._last.key = None
+
+        def forget_last(self) -> bool:
+            key = getattr(self._last, "key", None)
+            if key is None:
+                return False
+            with self._lock:
+                self.memory_cache.pop(key, None)
+            if self.enable_disk_cache:
+                self.disk_cache.delete(key)
+            self._last.key = None
+            return True
+
+    return ForgettingCache
 
 
 def cache_root() -> Path:

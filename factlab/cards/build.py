@@ -147,6 +147,7 @@ def build_report(
     paragraphs: Sequence[ParagraphCard],
     created: str | None = None,
     chunks: Mapping[str, str] | None = None,
+    skipped_sources: Sequence[str] = (),
 ) -> Report:
     """Assemble the report: review queue, summary counts and source -> paragraph lineage.
 
@@ -157,6 +158,7 @@ def build_report(
         created: ISO time; now (UTC) when None.
         chunks: chunk_id -> full chunk text for the chunks the evidence cites (optional; the HTML
             report falls back to the snippets).
+        skipped_sources: the sources that could not be read ("path[:line]: reason"), shown on the report.
     """
     paragraphs = list(paragraphs)
     review_queue = [
@@ -179,6 +181,7 @@ def build_report(
         "review": len(review_queue),
         "claim_risk": {level: sum(c.risk_level == level for c in claims) for level in RISK_LEVELS},
         "paragraph_risk": {level: sum(p.risk_level == level for p in paragraphs) for level in RISK_LEVELS},
+        "skipped_sources": len(skipped_sources),
     }
     return Report(
         document=str(document),
@@ -189,6 +192,7 @@ def build_report(
         summary=summary,
         lineage=dict(sorted(lineage.items())),
         chunks=dict(chunks or {}),
+        skipped_sources=list(skipped_sources),
     )
 
 

@@ -105,6 +105,7 @@ class ClaimCard:
     depends_on: list[str] = field(default_factory=list)  # source_ids whose snippets decided the label
     error: str | None = None  # why processing failed; None when it did not
     citation: CitationCheck | None = None  # the claim's cited work, checked; None when it cites nothing
+    reused: dict | None = None  # served from the claim cache: {"kind": exact | near, "claim", "similarity"}
 
     def __post_init__(self) -> None:
         where = f"claim {self.claim_id!r}"
@@ -192,6 +193,7 @@ class Report:
     summary: dict[str, Any] = field(default_factory=dict)
     lineage: dict[str, list[str]] = field(default_factory=dict)  # source_id -> paragraph_ids resting on it
     chunks: dict[str, str] = field(default_factory=dict)  # chunk_id -> chunk text, for the Sources section
+    skipped_sources: list[str] = field(default_factory=list)  # "path[:line]: reason" of sources that were not read
 
     def claims(self) -> list[tuple[ParagraphCard, ClaimCard]]:
         """Every (paragraph, claim) pair in document order."""

@@ -184,3 +184,47 @@ def count_tokens(text: str) -> int:
     """
     text = unicodedata.normalize("NFKC", text)
     return len(_CJK_CHAR.findall(text)) + len(_WORD.findall(text))
+
+
+# Words whose difference changes what a claim states (a fact-checker exists to catch exactly these).
+NEGATIONS: frozenset[str] = frozenset(
+    "not no never none nor neither cannot without nobody nothing nowhere 不 没 未 无 非 否 别 勿 莫".split())
+QUALIFIERS: frozenset[str] = frozenset(
+    "only all every some most many few more less fewer over under above below least about approximately nearly "
+    "almost roughly around up than may might could can likely unlikely possibly probably mice mouse rats rat humans "
+    "human adults children patients vitro vivo controlled trial preliminary estimated "
+    "只 仅 都 所有 全部 部分 大多 多数 少数 超过 低于 高于 至少 至多 约 大约 近 几乎 "
+    "可能 或许 也许 小鼠 大鼠 动物 人类 成人 儿童 初步 估计".split())
+# What two near-identical claims may differ in and still state the same thing: articles and particles.
+_ORDER_FREE = frozenset("a an the 的 了".split())
+
+
+def reuse_blocker(a: str, b: str) -> str | None:
+    """Why a verdict on claim `b` must not be reused for claim `a`, or None when the two state the same thing.
+
+    Near-duplicate claims differ in exactly what a fact-checker checks ("1928" vs "1938", "reduces" vs
+    "increases", "4.2 million" vs "42 million"): numbers, negations and qualifiers are compared explicitly, and when
+    in doubt there is no reuse: beyond articles, particles, case, punctuation and spacing, the two token sequences
+    (names, units and dates included) must be the same.
+
+    >>> reuse_blocker("Penicillin was discovered in 1928.", "penicillin was discovered in 1928")
+    >>> reuse_blocker("Penicillin was discovered in 1938.", "Penicillin was discovered in 1928.")
+    "numbers differ: ['1938'] vs ['1928']"
+    >>> reuse_blocker("The drug reduces mortality.", "The drug increases mortality.")
+    'wording differs: reduces vs increases'
+    >>> reuse_blocker("青霉素于1928年被发现。", "青霉素于1938年被发现。")
+    "numbers differ: ['1928'] vs ['1938']"
+    """
+    if numbers(a) != numbers(b):
+        return f"numbers differ: {sorted(numbers(a))} vs {sorted(numbers(b))}"
+    ta, tb = tokens(a), tokens(b)
+    for name, words in (("negation", NEGATIONS), ("qualifiers", QUALIFIERS)):
+        wa, wb = {t for t in ta if t in words}, {t for t in tb if t in words}
+        if wa != wb:
+            return f"{name} differs: {sorted(wa)} vs {sorted(wb)}"
+    ka, kb = [t for t in ta if t not in _ORDER_FREE], [t for t in tb if t not in _ORDER_FREE]
+    if ka != kb:
+        diff = [(x, y) for x, y in zip(ka, kb, strict=False) if x != y][:1] or [(" ".join(ka[-1:]), " ".join(kb[-1:]))]
+        return f"wording differs: {diff[0][0]} vs {diff[0][1]}"
+    return None
+

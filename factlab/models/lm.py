@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import dspy
 
 from factlab.models.assemble import assemble
+from factlab.models.errors import LMBreaker, LMUnavailableError, register_secret
 from factlab.models.server import ensure_server
 from factlab.runtime import prepare_offline_env
 
@@ -31,6 +32,7 @@ class LMHandle:
     lm: dspy.LM
     adapter: dspy.Adapter
     info: dict = field(default_factory=dict)  # loggable description: never holds secrets
+    breaker: LMBreaker | None = None  # shared by every fork: one dead server is detected once
 
     @contextlib.contextmanager
     def context(self) -> Iterator[LMHandle]:
@@ -39,7 +41,7 @@ class LMHandle:
 
     def fork(self, name: str) -> LMHandle:
         """A copy with its own call history (same server, same disk cache): meters one stage or role."""
-        return LMHandle(name, self.lm.copy(), self.adapter, dict(self.info))
+        return LMHandle(name, self.lm.copy(), self.adapter, dict(self.info), self.breaker)
 
     def usage(self) -> dict[str, int]:
         """LM calls, cache hits and tokens so far, from this LM's history (DSPy keeps its last 10,000 calls).
@@ -85,8 +87,13 @@ def openai_lm(name: str, model: str, api_base: str, api_key_env: str, adapter: d
     key = os.environ.get(api_key_env)
     if not key:
         raise MissingAPIKeyError(f"LM {name!r}: set the env var {api_key_env} to the API key of {api_base}")
+    register_secret(key)  # an endpoint that echoes the key back in an error must not put it on a card
+    breaker = LMBreaker(api_base)
+    if not breaker._probe():  # unreachable at the start: say so once, before any document is read
+        raise LMUnavailableError(f"LM {name!r}: no answer from {api_base} within {breaker.probe_timeout_s:g} s; "
+                                 "check lm.*.api_base and that the server is up")
     lm = _lm(f"{route}/{model}", api_base, key, temperature, max_tokens, cache, timeout_s, num_retries)
-    return LMHandle(name, lm, adapter, {"backend": "openai", "model": model, "api_base": api_base})
+    return LMHandle(name, lm, adapter, {"backend": "openai", "model": model, "api_base": api_base}, breaker)
 
 
 def local_lm(name: str, alias: str, packages: list[str], filename: str, sha256: str | None,
@@ -99,4 +106,5 @@ def local_lm(name: str, alias: str, packages: list[str], filename: str, sha256: 
     server = ensure_server(path, alias, n_ctx=n_ctx, n_threads=n_threads, port=port, start_timeout_s=start_timeout_s,
                            reuse_running=reuse_running)
     lm = _lm(f"{LOCAL_ROUTE}/{alias}", server.api_base, "local", temperature, max_tokens, cache, timeout_s, num_retries)
-    return LMHandle(name, lm, adapter, {"backend": "local", "model": alias, "file": str(path), "port": server.port})
+    return LMHandle(name, lm, adapter, {"backend": "local", "model": alias, "file": str(path), "port": server.port},
+                    LMBreaker(server.api_base))

@@ -206,7 +206,7 @@ def _compile(cfg: DictConfig, track, splits: dict, scorer, run_dir: Path, print_
         with student.context():
             for split in EVAL_SPLITS:
                 reports[("baseline", split)] = evaluate(program, splits[split], scorer, split, "baseline",
-                                                        cfg.eval.num_threads)
+                                                        cfg.eval.num_threads, student.breaker)
             student_before = _usage(student)
             reflector_before = _usage(reflector) if reflector else {}
             start = time.perf_counter()
@@ -218,7 +218,7 @@ def _compile(cfg: DictConfig, track, splits: dict, scorer, run_dir: Path, print_
                 usage["reflector"] = _usage(reflector, reflector_before)
             for split in EVAL_SPLITS:
                 reports[("compiled", split)] = evaluate(result.program, splits[split], scorer, split, "compiled",
-                                                        cfg.eval.num_threads)
+                                                        cfg.eval.num_threads, student.breaker)
     finally:
         if autologging:
             import mlflow

@@ -113,16 +113,17 @@ def _numeric(details: dict[str, Any]) -> dict[str, float]:
 
 
 def evaluate(program: dspy.Module, examples: list[dspy.Example], scorer: StageScorer, split: str, label: str,
-             num_threads: int = 1) -> EvalReport:
+             num_threads: int = 1, breaker=None) -> EvalReport:
     """Run `program` on every example (a failing call scores 0 and keeps its error) and score it.
 
     Args:
         split, label: written into every row (e.g. "val", "baseline").
+        breaker: the LM's breaker (a dead server fails the remaining examples at once).
     """
     from dspy.utils.parallelizer import ParallelExecutor
 
     def one(example: dspy.Example) -> dict:
-        pred, error = call_safely(scorer.stage, program, **example.inputs().toDict())
+        pred, error = call_safely(scorer.stage, program, breaker, **example.inputs().toDict())
         row = {"split": split, "program": label, "case_id": example.get("case_id"), "lang": example.get("lang"),
                "inputs": to_jsonable(example.inputs().toDict()),
                "gold": to_jsonable({k: v for k, v in example.labels().toDict().items()

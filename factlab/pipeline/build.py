@@ -10,13 +10,13 @@ from pathlib import Path
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from factlab.pipeline.cache import ClaimCache, fingerprint
+from factlab.pipeline.cache import ClaimCache, code_fingerprint, fingerprint
 from factlab.pipeline.pipeline import Pipeline
 from factlab.programs import STAGES
 from factlab.retrieval.ingest import check_folder
 from factlab.retrieval.retriever import Retriever
 from factlab.runtime import cache_root
-from factlab.stages.build import build_program
+from factlab.stages.build import build_program, stage_identity
 
 
 def build_stages(cfg: DictConfig, store: str | None = None) -> dict:
@@ -30,6 +30,26 @@ def index_dir_for(cfg: DictConfig) -> Path:
         return Path(cfg.index_dir)
     key = hashlib.sha256(str(Path(cfg.sources).resolve()).encode()).hexdigest()[:12]
     return cache_root() / "index" / key
+
+
+# Fields of an LM config that change how it runs, not what it answers: left out of the claim cache's setup.
+_LM_RUNTIME_KEYS = frozenset({"port", "n_threads", "timeout_s", "num_retries", "start_timeout_s", "reuse_running",
+                              "cache"})
+
+
+def claim_setup(cfg: DictConfig, student, retriever, store: str | None = None) -> str:
+    """The claim cache's setup fingerprint: everything that decides a claim's card. The stages with the content of
+    their compiled programs and trained models, the LM, the index's files and every retrieval setting, the business
+    rules, k, and the code of the packages that decide a verdict."""
+    lm = {k: v for k, v in OmegaConf.to_container(cfg.student, resolve=True).items() if k not in _LM_RUNTIME_KEYS}
+    return fingerprint({
+        "stages": {s: stage_identity(cfg.stage[s], cfg.programs[s], store) for s in STAGES},
+        "lm": {**lm, "info": {k: v for k, v in (student.info if student else {}).items() if k != "port"}},
+        "index": fingerprint(retriever.index.manifest["files"]),
+        "retrieval": OmegaConf.to_container(cfg.retrieval, resolve=True),
+        "business": OmegaConf.to_container(cfg.business, resolve=True), "k": cfg.k,
+        "code": code_fingerprint(),
+    })
 
 
 def build_pipeline(cfg: DictConfig, student=None, retriever=None, store: str | None = None
@@ -52,15 +72,10 @@ def build_pipeline(cfg: DictConfig, student=None, retriever=None, store: str | N
     stages = build_stages(cfg, store)
     cache = None
     if cfg.claim_cache.enabled:
-        setup = fingerprint({
-            "stages": OmegaConf.to_container(cfg.stage), "programs": OmegaConf.to_container(cfg.programs),
-            "lm": {k: v for k, v in (student.info if student else {}).items() if k != "port"},
-            "index": fingerprint(retriever.index.manifest["files"]),
-            "business": OmegaConf.to_container(cfg.business), "k": cfg.k,
-        })
-        cache = ClaimCache(cache_root() / "claims.sqlite", setup,
+        cache = ClaimCache(cache_root() / "claims.sqlite", claim_setup(cfg, student, retriever, store),
                            embed=retriever.encoder.encode, threshold=cfg.claim_cache.near_threshold)
     pipeline = Pipeline(stages, retriever, rules, student, k=cfg.k, max_workers=cfg.max_workers,
                         context_chars=cfg.context_chars, cache=cache,
-                        sources=list(retriever.index.sources.values()), progress=cfg.progress)
+                        sources=list(retriever.index.sources.values()), progress=cfg.progress,
+                        skipped_sources=[str(issue) for issue in retriever.issues])
     return pipeline, retriever

@@ -1,6 +1,7 @@
 """The verify job: check one document against a folder of sources and write cards.json, report.html and run.json.
 
-`run(cfg)` is what verify.py calls; tests call it directly with a composed config.
+`run(cfg)` is what verify.py calls; tests call it directly with a composed config. `failure(summary, share)` says
+whether the run could not check what it was asked to (verify.py then exits non-zero).
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from factlab.atomic import write_json
+from factlab.cards.build import build_report
 from factlab.cards.model import write_cards_json
 from factlab.pipeline.build import build_pipeline
+from factlab.pipeline.pipeline import checkable_sentences
 from factlab.report.html import write_report_html
 from factlab.runtime import configure_lm_cache, prepare_offline_env
 from factlab.textio import InputError, read_text_file
@@ -20,27 +23,54 @@ from factlab.tracking.run import tracked_run
 
 
 def run(cfg: DictConfig) -> dict:
-    """Check `cfg.input` against `cfg.sources`; write cards.json, report.html and run.json to `cfg.output_dir`."""
+    """Check `cfg.input` against `cfg.sources`; write cards.json, report.html and run.json to `cfg.output_dir`.
+
+    A document with no sentence to check (headings only) gets an empty report without starting any model.
+    """
     prepare_offline_env()
     configure_lm_cache(cfg.lm_cache_dir)
-    document = read_text_file(cfg.input)
+    document = read_text_file(cfg.input, max_chars=cfg.max_document_chars)
     if not Path(cfg.sources).exists():
         raise InputError(f"sources folder not found: {cfg.sources} (set sources=<folder>)")
     started = time.perf_counter()
+    out = Path(cfg.output_dir)
     with tracked_run(cfg, "verify", run_name=Path(cfg.input).name) as track:
-        pipeline, retriever = build_pipeline(cfg, store=track.tracking_uri)
-        for issue in retriever.issues:
-            print(f"warning: source skipped: {issue.path}: {issue.reason}")
-        trace = pipeline.run(document, name=str(cfg.input))
-        out = Path(cfg.output_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        write_cards_json(trace.report, out / "cards.json")
-        write_report_html(trace.report, out / "report.html")
+        if not checkable_sentences(document):
+            report = build_report(document=str(cfg.input), business=cfg.business.name, paragraphs=[])
+            costs, cache_hits, issues = {}, None, []
+        else:
+            pipeline, retriever = build_pipeline(cfg, store=track.tracking_uri)
+            for issue in retriever.issues:
+                print(f"warning: source skipped: {issue}")
+            report = pipeline.run(document, name=str(cfg.input)).report
+            costs, issues = pipeline.meter.costs(), [str(i) for i in retriever.issues]
+            cache_hits = pipeline.cache.hits if pipeline.cache else None
+        write_cards_json(report, out / "cards.json")
+        write_report_html(report, out / "report.html")
         summary = {"output_dir": str(out), "seconds": round(time.perf_counter() - started, 2),
-                   "summary": trace.report.summary, "costs": pipeline.meter.costs(),
-                   "claim_cache": pipeline.cache.hits if pipeline.cache else None,
-                   "ingest_issues": [f"{i.path}: {i.reason}" for i in retriever.issues]}
+                   "summary": report.summary, "costs": costs, "claim_cache": cache_hits, "ingest_issues": issues}
         write_json(out / "run.json", summary, indent=2)
-        track.log_metrics({f"claims/{k}": v for k, v in trace.report.summary["labels"].items()})
+        track.log_metrics({f"claims/{k}": v for k, v in report.summary["labels"].items()}
+                          | {"claims/errors": report.summary["errors"]})
         track.log_artifact(out)
     return summary
+
+
+def failure(summary: dict, max_error_share: float) -> str | None:
+    """A one-line reason when the run could not check what it was asked to: every check-worthy claim failed, or
+    more than `max_error_share` of them did; None when it checked enough.
+
+    >>> failure({"summary": {"claims": 4, "not_checkworthy": 0, "errors": 4}}, 0.5)
+    'all 4 check-worthy claims failed (errors: see cards.json); nothing was checked'
+    >>> failure({"summary": {"claims": 4, "not_checkworthy": 1, "errors": 1}}, 0.5) is None
+    True
+    """
+    counts = summary["summary"]
+    checked = counts["claims"] - counts["not_checkworthy"]
+    errors = counts["errors"]
+    if checked and errors == checked:
+        return f"all {checked} check-worthy claims failed (errors: see cards.json); nothing was checked"
+    if checked and errors / checked > max_error_share:
+        return (f"{errors} of {checked} check-worthy claims failed, more than max_error_share={max_error_share:g} "
+                "(errors: see cards.json)")
+    return None

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from factlab.models.errors import note_failure
 from factlab.models.lm import LMHandle
 from factlab.pipeline.trace import PIPELINE_STAGES
 
@@ -20,12 +21,21 @@ class StageMeter:
         self.items: dict[str, int] = defaultdict(int)
 
     def call(self, stage: str, fn: Callable[..., Any], **kwargs) -> Any:
+        """Run one stage call on the stage's LM handle; a failure trips the LM's breaker when the server is down (the
+        next calls then fail at once) and drops an unparsable answer from the LM cache, then propagates."""
         start = time.perf_counter()
+        handle = self.handles.get(stage)
+        breaker = handle.breaker if handle is not None else None
         try:
-            if stage in self.handles:
-                with self.handles[stage].context():
+            if breaker is not None:
+                breaker.check()
+            if handle is not None:
+                with handle.context():
                     return fn(**kwargs)
             return fn(**kwargs)
+        except Exception as exc:
+            note_failure(stage, exc, breaker)
+            raise
         finally:
             self.seconds[stage] += time.perf_counter() - start
             self.items[stage] += 1

@@ -8,6 +8,7 @@ own error isolation: one failing claim becomes an error card, never a failed doc
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -20,11 +21,14 @@ from factlab.cards.model import ClaimCard, ParagraphCard
 from factlab.matching.text import similarity
 from factlab.models.errors import classify_exception
 from factlab.models.lm import LMHandle
-from factlab.pipeline.cache import ClaimCache
+from factlab.pipeline.cache import CacheHit, ClaimCache
 from factlab.pipeline.meter import StageMeter
 from factlab.pipeline.trace import ClaimTrace, DocumentTrace, ParagraphTrace
 from factlab.retrieval.chunking import sentence_spans
 from factlab.rules.business import BusinessRules, JudgedEvidence
+from factlab.rules.citations import find_citations
+
+logger = logging.getLogger(__name__)
 
 
 def summarise_context(paragraphs: list[str], max_chars: int) -> str:
@@ -58,14 +62,16 @@ class Pipeline:
         cache: claim-level result cache (None = off).
         sources: source records for titles / urls and citation checks.
         progress: show a progress bar over claims.
+        skipped_sources: sources that could not be read ("path[:line]: reason"), shown on the report.
     """
 
     def __init__(self, stages: Mapping[str, Callable], retriever, rules: BusinessRules, student: LMHandle | None,
                  k: int = 5, max_workers: int = 4, context_chars: int = 400, cache: ClaimCache | None = None,
-                 sources: list | None = None, progress: bool = True) -> None:
+                 sources: list | None = None, progress: bool = True, skipped_sources: list[str] | None = None) -> None:
         self.stages, self.retriever, self.rules = dict(stages), retriever, rules
         self.k, self.max_workers, self.context_chars = k, max_workers, context_chars
         self.cache, self.sources, self.progress = cache, sources, progress
+        self.skipped_sources = list(skipped_sources or [])
         self.meter = StageMeter(student)
 
     # document-level stages -------------------------------------------------------------------------------------
@@ -134,17 +140,30 @@ class Pipeline:
         return trace
 
     def _process_cached(self, trace: ClaimTrace) -> ClaimTrace:
+        """The claim's card from the cache when an earlier run checked the same claim, else processed and cached.
+        A cache entry that cannot be used (an older card format) is dropped and the claim processed: the cache can
+        cost a hit, never a claim."""
+        context = cache_context(trace.text, trace.sentence)
         if self.cache is not None:
-            hit = self.cache.get(trace.text)
+            try:
+                hit = self.cache.get(trace.text, context)
+            except Exception as exc:  # a cache failure costs a hit, never the claim
+                logger.warning("claim cache lookup failed for %r (%s); checking the claim afresh", trace.text, exc)
+                hit = None
             if hit is not None:
-                card = ClaimCard.from_dict(hit)
-                card.claim_id, card.sentence, card.text = trace.claim_id, trace.sentence, trace.text
-                trace.card, trace.cached = card, True
-                trace.vertical, trace.queries, trace.relation = card.vertical, card.queries, card.relation
-                return trace
+                try:
+                    card = ClaimCard.from_dict(hit.result)
+                except (TypeError, ValueError, KeyError) as exc:
+                    logger.warning("claim cache: dropping an unreadable entry for %r (%s)", hit.claim, exc)
+                    self.cache.drop(hit)
+                else:
+                    return _served(trace, card, hit)
         trace = self.process_claim(trace)
         if self.cache is not None and trace.error is None:
-            self.cache.put(trace.text, trace.card.to_dict())
+            try:
+                self.cache.put(trace.text, trace.card.to_dict(), context)
+            except Exception as exc:  # the card stands; only its reuse is lost
+                logger.warning("claim cache could not store %r (%s)", trace.text, exc)
         return trace
 
     # the whole document ----------------------------------------------------------------------------------------
@@ -165,7 +184,8 @@ class Pipeline:
         cards = [_paragraph_card(index, paragraph, unit) for index, (paragraph, unit)
                  in enumerate(zip(paragraphs, units, strict=True))]
         chunks = {e.chunk_id: e.text for unit in units for t in unit.claims for e in t.evidence}
-        report = build_report(document=name, business=self.rules.name, paragraphs=cards, chunks=chunks)
+        report = build_report(document=name, business=self.rules.name, paragraphs=cards, chunks=chunks,
+                              skipped_sources=self.skipped_sources)
         return DocumentTrace(paragraphs, units, report)
 
     def _paragraph(self, index: int, paragraphs: list[dict], fixed: Mapping[str, Any]) -> ParagraphTrace:
@@ -190,6 +210,41 @@ class Pipeline:
             return unit
         unit.claims = [ClaimTrace(f"p{index + 1}-c{i + 1}", c, _source_sentence(c, rows)) for i, c in enumerate(claims)]
         return unit
+
+
+def cache_context(claim: str, sentence: str) -> str:
+    """What a claim's card depends on besides its text: the works its sentence cites, when the claim cites none (the
+    citation check falls back to the sentence).
+
+    >>> cache_context("Aspirin works.", "Smith et al. (2019) found that aspirin works.")
+    'Smith et al. (2019)'
+    >>> cache_context("Smith et al. (2019) found that aspirin works.", "Smith et al. (2019) found it.")
+    ''
+    """
+    if find_citations(claim):
+        return ""
+    return " | ".join(m.text for m in find_citations(sentence))
+
+
+def _served(trace: ClaimTrace, card: ClaimCard, hit: CacheHit) -> ClaimTrace:
+    """The trace of a claim served from the cache; a near hit says on its card which claim it reuses."""
+    card.claim_id, card.sentence, card.text = trace.claim_id, trace.sentence, trace.text
+    card.reused = {"kind": hit.kind, "claim": hit.claim, "similarity": hit.similarity}
+    if hit.kind == "near":
+        card.hints = [f"verdict reused from the near-identical claim {hit.claim!r} (cosine {hit.similarity:.3f}; "
+                      "same numbers, dates, units, negation, names and qualifiers)", *card.hints]
+    trace.card, trace.cached = card, True
+    trace.vertical, trace.queries, trace.relation = card.vertical, card.queries, card.relation
+    return trace
+
+
+def checkable_sentences(document: str) -> bool:
+    r"""Whether a document has any sentence to check (Markdown headings alone state no claim).
+
+    >>> checkable_sentences("# Title\n\n## Part two"), checkable_sentences("# Title\nIt rose 2% in 2020.")
+    (False, True)
+    """
+    return bool(_sentence_spans(document))
 
 
 def _sentence_spans(text: str) -> list[tuple[int, int]]:

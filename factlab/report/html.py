@@ -159,6 +159,8 @@ def _claim_html(paragraph: ParagraphCard, claim: ClaimCard, ui: dict[str, str]) 
         f'<p class="claim-text">{_esc(claim.text)}</p>',
         f'<p class="action">{_esc(claim.suggested_action)}</p>',
     ]
+    if claim.reused and claim.reused.get("kind") == "near":
+        parts.append(f'<p class="reused">{_esc(ui["reused"])}: “{_esc(claim.reused["claim"])}”</p>')
     if claim.hints:
         parts.append('<ul class="hints">' + "".join(f"<li>{_esc(h)}</li>" for h in claim.hints) + "</ul>")
     if claim.citation is not None:
@@ -233,7 +235,12 @@ def _sources_html(report: Report, ui: dict[str, str]) -> str:
             f'<div class="chunk" id="{_esc(chunk_anchor(chunk_id))}"><h3>{_esc(item.title or item.source_id)}</h3>'
             f'<div class="meta">{" · ".join(meta)}</div>{used_html}{text_html}</div>'
         )
-    return f'<section class="sources" id="sources"><h2>{_esc(ui["sources"])}</h2>{"".join(blocks)}</section>'
+    skipped = ""
+    if report.skipped_sources:
+        items = "".join(f"<li>{_esc(line)}</li>" for line in report.skipped_sources)
+        skipped = f'<div class="skipped" id="skipped-sources"><h3>{_esc(ui["skipped"])}</h3><ul>{items}</ul></div>'
+    return (f'<section class="sources" id="sources"><h2>{_esc(ui["sources"])}</h2>{skipped}{"".join(blocks)}'
+            "</section>")
 
 
 def _side_html(report: Report, ui: dict[str, str]) -> str:
@@ -272,7 +279,7 @@ def _chips(report: Report) -> str:
             chips.append(f"{key}: {summary[key]}")
     labels = summary.get("labels", {})
     chips.extend(f"{label}: {labels[label]}" for label in LABELS if label in labels)
-    for key in ("errors", "review", "not_checkworthy"):
+    for key in ("errors", "review", "not_checkworthy", "skipped_sources"):
         if key in summary:
             chips.append(f"{key}: {summary[key]}")
     risks = summary.get("paragraph_risk", {})

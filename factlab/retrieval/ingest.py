@@ -24,6 +24,7 @@ from factlab.retrieval.readers import READERS, SOURCE_SUFFIXES, Document, ReadEr
 from factlab.retrieval.records import Chunk, IngestIssue, Source
 from factlab.retrieval.tiers import TIERS, TierTables, domain_from_url
 from factlab.schema import detect_language
+from factlab.textio import InputError
 
 logger = logging.getLogger(__name__)
 
@@ -47,22 +48,25 @@ def path_source_id(relative_path: str) -> str:
     return f"{slug}-{digest}" if slug else f"src-{digest}"
 
 
+class SourcesFolderError(InputError):
+    """The sources folder is missing, not a folder, or empty (bad input: the message says what to pass)."""
+
+
 def check_folder(folder: str | Path, exclude: Iterable[str | Path] = ()) -> list[str]:
     """The source files under `folder` (relative posix paths, sorted), or a clear error.
 
     Hidden files and folders (".name") and the folders in `exclude` (e.g. an index kept inside) are skipped.
 
     Raises:
-        FileNotFoundError: `folder` does not exist or is not a folder.
-        ValueError: `folder` holds no source file.
+        SourcesFolderError: `folder` does not exist, is not a folder, or holds no source file.
     """
     root = Path(folder)
     if not root.is_dir():
         what = "is not a folder" if root.exists() else "does not exist"
-        raise FileNotFoundError(f"sources folder {root.resolve()} {what}; pass the folder holding the source files")
+        raise SourcesFolderError(f"sources folder {root.resolve()} {what}; pass the folder holding the source files")
     files = list_source_files(root, exclude)
     if not files:
-        raise ValueError(
+        raise SourcesFolderError(
             f"sources folder {root.resolve()} holds no source file; add {', '.join(sorted(SOURCE_SUFFIXES))} files"
         )
     return files

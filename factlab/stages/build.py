@@ -7,11 +7,15 @@ reference is resolved here, by factlab.tracking.refs, so a ref means the same pr
 
 from __future__ import annotations
 
+import functools
+import hashlib
+from pathlib import Path
+
 import dspy
 from hydra.utils import instantiate
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
-from factlab.tracking.refs import resolve_compiled
+from factlab.tracking.refs import resolve_compiled, resolve_model
 
 
 class CompiledProgramError(RuntimeError):
@@ -31,6 +35,42 @@ def _classifier(stage_cfg: DictConfig):
 
 
 _BACKENDS = {"program": _program, "classifier": _classifier}
+
+
+def stage_identity(stage_cfg: DictConfig, compiled: str | None = None, store: str | None = None) -> dict:
+    """What decides a built stage's answers: its config, and the CONTENT of its compiled program and of its trained
+    model (a program or model rewritten in place is another stage). For cache keys and run records."""
+    identity = {"config": OmegaConf.to_container(stage_cfg, resolve=True), "compiled_sha256": None,
+                "model_sha256": None}
+    if compiled:
+        identity["compiled_sha256"] = file_digest(resolve_compiled(compiled, stage_cfg.name, store))
+    if stage_cfg.backend == "classifier" and stage_cfg.model:
+        identity["model_sha256"] = folder_digest(resolve_model(stage_cfg.model, store))
+    return identity
+
+
+@functools.cache
+def _digest(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 22):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_digest(path: str | Path) -> str:
+    """sha256 of a file's bytes (computed once per process per size and mtime)."""
+    stat = Path(path).stat()
+    return _digest(str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+def folder_digest(folder: str | Path) -> str:
+    """sha256 over the relative names and contents of every file in a folder."""
+    digest = hashlib.sha256()
+    root = Path(folder)
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(f"{path.relative_to(root)}\0{file_digest(path)}\n".encode())
+    return digest.hexdigest()
 
 
 def build_program(stage_cfg: DictConfig, compiled: str | None = None, store: str | None = None) -> dspy.Module:

@@ -189,7 +189,7 @@ class LMTeacher:
                 out.write("\n")
             for key, row in tqdm(items, desc=f"teacher {self.lm_cfg.name} on {stage_cfg.name}", unit="item"):
                 start = time.perf_counter()
-                pred, error = call_safely(stage_cfg.name, program, **row.inputs)
+                pred, error = call_safely(stage_cfg.name, program, handle.breaker, **row.inputs)
                 value = None if error else target(pred)
                 record = {"key": key, "stage": stage_cfg.name, "inputs": row.inputs, "target": value,
                           "output": None if error else to_jsonable(dict(pred.items())),

@@ -22,8 +22,8 @@ SOURCES = [
     {"source_id": "velmora-trial", "title": "Velmora trial report", "url": "https://trials.velmora.gov/2019",
      "tier": 1, "text": "In the 2019 Velmora trial, Aurelin lowered systolic blood pressure by 8 mmHg."},
     {"source_id": "quarnia-geo", "title": "Quarnian geodetic office", "url": "https://geo.quarnia.gov/vex",
-     "tier": 1, "text": "Mount Vex, the highest mountain in Quarnia, measures 5100 m according to the Quarnian geodetic "
-     "office."},
+     "tier": 1, "text": "Mount Vex, the highest mountain in Quarnia, measures 5100 m according to the Quarnian "
+     "geodetic office."},
     {"source_id": "climb-blog", "title": "Climbing blog", "url": "https://climbs.example.net/vex", "tier": 3,
      "text": "Mount Vex saw its first ascent in 1931 by a Quarnian expedition."},
     {"source_id": "brellcorp-annual", "title": "Brellcorp annual report", "url": "https://brellcorp.example.com/ar",

@@ -9,7 +9,7 @@ import pytest
 from retrieval_support import FLEMING, make_pdf, write_records
 
 from factlab.retrieval.config import default_conf_dir
-from factlab.retrieval.ingest import ingest
+from factlab.retrieval.ingest import SourcesFolderError, ingest
 from factlab.retrieval.tiers import TierTables
 
 
@@ -135,11 +135,11 @@ def test_explicit_tier_wins_and_vertical_picks_its_table(tmp_path: Path, tiers: 
 
 
 def test_missing_and_empty_folders_name_the_path(tmp_path: Path, tiers: TierTables):
-    with pytest.raises(FileNotFoundError, match="nowhere"):
+    with pytest.raises(SourcesFolderError, match="nowhere"):
         run(tmp_path / "nowhere", tiers)
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "readme.docx").write_bytes(b"ignored format")
-    with pytest.raises(ValueError, match="empty.*holds no source file"):
+    with pytest.raises(SourcesFolderError, match="empty.*holds no source file"):
         run(tmp_path / "empty", tiers)
 
 
