@@ -42,11 +42,17 @@ def user_errors() -> tuple[type[BaseException], ...]:
 
 
 def exit_on_user_error(fn, *args, **kwargs):
-    """Call `fn`; on bad input or configuration print `error: <what to fix>` (one line, no traceback) and exit 2."""
+    """Call `fn`; on bad input or configuration print `error: <what to fix>` (one line, no traceback) and exit 2.
+    A user error raised while Hydra instantiates a config node (wrapped in InstantiationException) counts too."""
     errors = user_errors()
     try:
         return fn(*args, **kwargs)
-    except errors as exc:
+    except Exception as raised:
+        exc = raised
+        while exc is not None and not isinstance(exc, errors):
+            exc = exc.__cause__
+        if exc is None:
+            raise
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if type(exc).__name__ == "MissingMandatoryValue":
             key = getattr(exc, "full_key", "") or message

@@ -32,6 +32,7 @@ from factlab.programs.judge import _as_confidence
 from factlab.retrieval.compress import compress
 from factlab.retrieval.tokenizer import content_tokens
 from factlab.schema import RELATIONS, Evidence, Judgment
+from factlab.untrusted import neutralise
 
 # search(queries, k, claim) -> evidence, as `factlab.retrieval.retriever.Retriever.search`.
 Search = Callable[..., list[Evidence]]
@@ -99,12 +100,12 @@ def clip_facts(facts: Sequence[str], max_tokens: int) -> list[str]:
 
 
 def render_results(hits: Sequence[Evidence]) -> str:
-    """Passages as the LM reads them: `[chunk_id] text` per line.
+    """Passages as the LM reads them: `[chunk_id] text` per line, each text neutralised (factlab.untrusted).
 
     >>> render_results([Evidence("s", "s#p1-c1", "Fleming found it.")])
     '[s#p1-c1] Fleming found it.'
     """
-    return "\n".join(f"[{hit.chunk_id}] {' '.join(hit.text.split())}" for hit in hits) or "(nothing found)"
+    return "\n".join(f"[{hit.chunk_id}] {' '.join(neutralise(hit.text).split())}" for hit in hits) or "(nothing found)"
 
 
 def cited_ids(texts: Sequence[str]) -> list[str]:

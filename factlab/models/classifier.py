@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from factlab.models.base_models import ModelSourceError
+from factlab.runtime import cpu_bf16
 
 META_FILE = "factlab_classifier.json"  # written next to the Hugging Face files by the distill recipes
 
@@ -33,7 +34,7 @@ class SequenceClassifier:
         self.stage: str = self.meta["stage"]
         self.labels: tuple[str, ...] = tuple(self.meta["labels"])
         self.max_length: int = self.meta["max_length"]
-        self.bf16: bool = self.meta["bf16"]
+        self.bf16: bool = bool(self.meta["bf16"]) and cpu_bf16()[0]  # emulated bf16 is ~100x slower than fp32
         self.batch_size = batch_size
         self.tokenizer = AutoTokenizer.from_pretrained(self.path)
         self.model = AutoModelForSequenceClassification.from_pretrained(self.path, dtype=torch.float32).eval()

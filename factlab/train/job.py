@@ -52,9 +52,23 @@ class FineTuneSettings:
     warmup_ratio: float
     eval_every: int
     early_stopping_patience: int
-    bf16: bool
+    bf16: bool | str  # true | false | auto (on only where the CPU computes bf16 natively); resolved on creation
     max_rows: dict = field(default_factory=dict)
     max_train_seconds: float | None = None
+    bf16_reason: str = ""  # why bf16 is on or off (logged with the run)
+
+    def __post_init__(self) -> None:
+        from factlab.runtime import resolve_bf16
+
+        self.bf16, self.bf16_reason = resolve_bf16(self.bf16)
+
+
+def announce_precision(job, settings: FineTuneSettings) -> None:
+    """Say which precision the run trains in and why (a log line and the run's `bf16` / `bf16_reason` tags)."""
+    import logging
+
+    logging.getLogger(__name__).info("training in %s: %s", "bf16" if settings.bf16 else "fp32", settings.bf16_reason)
+    job.tracker.set_tags({"bf16": str(settings.bf16), "bf16_reason": settings.bf16_reason})
 
 
 @dataclass

@@ -20,7 +20,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from factlab.metrics import classification_metrics, confusion, confusion_figure, per_class
-from factlab.train.job import FineTuneSettings, RecipeConfigError, TrainJob, settings_from_yaml
+from factlab.train.job import FineTuneSettings, RecipeConfigError, TrainJob, announce_precision, settings_from_yaml
 from factlab.train.tasks import ClassifierTask, Row
 from factlab.train.teacher import LabelledSplit, agreement, label_splits
 
@@ -58,6 +58,7 @@ def train_classifier(task: ClassifierTask, stage_cfg: DictConfig, job: TrainJob,
     Returns:
         The test metrics (`test/...`), model facts (`model/...`), `train/wall_s` and `model_uri`.
     """
+    announce_precision(job, settings)
     data = label_splits(job, stage_cfg, task.rows, task.target, lambda t: t if t in task.labels else None,
                         settings.max_rows)
     model_dir = job.work_dir / "model"
@@ -132,6 +133,7 @@ def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, se
     trained.save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)
     meta = {"stage": task.stage, "labels": labels, "max_length": settings.max_length, "bf16": settings.bf16,
+            "bf16_reason": settings.bf16_reason,
             "recipe": recipe, "base_model": settings.base_model, "peft": settings.peft, "teacher":
             job.teacher.describe(), "dataset": job.dataset, "train_rows": len(train),
             "class_counts": dict(Counter(t for _, t in train)), "steps": trainer.state.global_step,

@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from factlab.data.views import INSTRUCTIONS
+from factlab.untrusted import neutralise
 
 TOOL_NAME = "search"
 SEARCH_DESCRIPTION = (
@@ -86,7 +87,7 @@ def searched(text: str) -> bool:
 
 
 def format_hits(hits: Sequence[Mapping]) -> str:
-    """Search hits as the model sees them: one `[chunk_id] (tier t) text` line each.
+    """Search hits as the model sees them: one `[chunk_id] (tier t) text` line each, the text neutralised.
 
     >>> format_hits([{"chunk_id": "a#p1-c1", "tier": 1, "text": "Fleming found penicillin in 1928."}])
     '[a#p1-c1] (tier 1) Fleming found penicillin in 1928.'
@@ -95,5 +96,5 @@ def format_hits(hits: Sequence[Mapping]) -> str:
     """
     if not hits:
         return "No passage matched; try other words."
-    return "\n".join(f"[{hit['chunk_id']}] (tier {hit.get('tier', 3)}) {' '.join(str(hit['text']).split())}"
+    return "\n".join(f"[{hit['chunk_id']}] (tier {hit.get('tier', 3)}) {' '.join(neutralise(str(hit['text'])).split())}"
                      for hit in hits)

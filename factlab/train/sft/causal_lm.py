@@ -20,7 +20,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from factlab.train.job import FineTuneSettings, RecipeConfigError, TrainJob, settings_from_yaml
+from factlab.train.job import FineTuneSettings, RecipeConfigError, TrainJob, announce_precision, settings_from_yaml
 from factlab.train.tasks import Row, SFTTask
 from factlab.train.teacher import label_splits
 
@@ -89,6 +89,7 @@ def train_causal_lm(task: SFTTask, stage_cfg: DictConfig, job: TrainJob, setting
         model facts, `model_uri`, and `gguf` / `serve_overrides` when exported.
     """
     prompter = Prompter.for_stage(stage_cfg, OmegaConf.create(settings.base_lm["adapter"]), task)
+    announce_precision(job, settings)
     data = label_splits(job, stage_cfg, task.rows, task.target, lambda t: t or None, settings.max_rows,
                         "exact_agreement_with_gold")
     model_dir = job.work_dir / "model"
