@@ -34,8 +34,10 @@ def trained(tmp_path_factory):
     for key, value in {"FACTLAB_MLFLOW_URI": store, "FACTLAB_MLFLOW_ARTIFACTS": str(root / "artifacts"),
                        "MLFLOW_TRACKING_URI": store, "FACTLAB_CACHE": str(root / "cache")}.items():
         patch.setenv(key, value)
+    # a few hundred rows: the test checks the loop, the logging and the registry, not the judge's quality
     cfg = compose_config("train", ["recipe=distill_judge", "recipe.epochs=1", "recipe.eval_every=8",
-                                   "recipe.max_rows.val=64", f"output_root={root / 'out'}", "threads=1"])
+                                   "recipe.max_rows.train=256", "recipe.max_rows.val=64", "recipe.max_rows.test=128",
+                                   f"output_root={root / 'out'}", "threads=1"])
     result = train_entry_point().run(cfg)
     yield result
     patch.undo()
@@ -66,9 +68,15 @@ def test_verify_pipeline_runs_with_the_trained_judge(trained, tmp_path):
     from factlab.pipeline.build import build_stages
     from factlab.pipeline.job import run
 
+    sources = tmp_path / "sources"  # one source and a two-sentence document: the point is the plugged-in judge
+    sources.mkdir()
+    (sources / "fleming.md").write_text("---\ntitle: History of penicillin\n---\nAlexander Fleming discovered "
+                                        "penicillin in 1928 at St Mary's Hospital in London.\n", encoding="utf-8")
+    document = tmp_path / "doc.md"
+    document.write_text("Penicillin was discovered by Alexander Fleming in 1938 at St Mary's Hospital.\n",
+                        encoding="utf-8")
     cfg = compose_config("verify", [
-        f"input={REPO_ROOT / 'datasets/bundled/examples/report_en_short.md'}",
-        f"sources={REPO_ROOT / 'datasets/bundled/corpus'}", f"output_dir={tmp_path / 'verify'}",
+        f"input={document}", f"sources={sources}", f"output_dir={tmp_path / 'verify'}",
         "stage.judge.backend=classifier", f"stage.judge.model={trained['model_uri']}", "claim_cache.enabled=false",
         "progress=false"])
     assert isinstance(build_stages(cfg)["judge"], JudgeClassifier)
