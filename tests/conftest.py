@@ -26,3 +26,16 @@ def business():
         return cache[name]
 
     return get
+
+
+@pytest.fixture
+def penicillin_world(tmp_path):
+    """A one-source folder and a two-sentence document with a wrong year: the smallest real verify input."""
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    (sources / "fleming.md").write_text("---\ntitle: History of penicillin\n---\nAlexander Fleming discovered "
+                                        "penicillin in 1928 at St Mary's Hospital in London.\n", encoding="utf-8")
+    document = tmp_path / "doc.md"
+    document.write_text("# Penicillin\n\nAlexander Fleming discovered penicillin in 1938. It saved many lives.\n",
+                        encoding="utf-8")
+    return document, sources

@@ -55,9 +55,38 @@ def excerpt(text: str, limit: int = _EXCERPT_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+class _Record:
+    """JSON round trip of a card dataclass: `to_dict`, and `from_dict` naming unknown or missing fields (with `where`,
+    the path inside the file) and rebuilding the fields that hold other records."""
+
+    _WHERE = "record"  # how an error names a top-level record of this class
+
+    @classmethod
+    def _records(cls) -> dict[str, type]:
+        """Field name -> record class, for the fields holding a list of records (or one record, or None)."""
+        return {}
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str | None = None):
+        where = where or cls._WHERE
+        data = _from_fields(cls, data, where)
+        for name, kind in cls._records().items():
+            value = data.get(name)
+            if isinstance(value, list):
+                data[name] = [kind.from_dict(item, f"{where}.{name}[{i}]") for i, item in enumerate(value)]
+            elif value is not None:
+                data[name] = kind.from_dict(value)
+        return cls(**data)
+
+
 @dataclass
-class EvidenceItem:
+class EvidenceItem(_Record):
     """One judged snippet as a card shows it."""
+
+    _WHERE = "evidence"
 
     source_id: str
     chunk_id: str
@@ -76,17 +105,13 @@ class EvidenceItem:
                 f"evidence {self.chunk_id!r}: relation {self.relation!r} is not one of {', '.join(RELATIONS)}"
             )
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str = "evidence") -> EvidenceItem:
-        return cls(**_from_fields(cls, data, where))
 
 
 @dataclass
-class ClaimCard:
+class ClaimCard(_Record):
     """Everything the reviewer needs about one claim."""
+
+    _WHERE = "claim"
 
     claim_id: str
     text: str
@@ -121,23 +146,17 @@ class ClaimCard:
     def lang(self) -> str:
         return detect_language(self.text)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str = "claim") -> ClaimCard:
-        data = _from_fields(cls, data, where)
-        data["evidence"] = [
-            EvidenceItem.from_dict(item, f"{where}.evidence[{i}]") for i, item in enumerate(data.get("evidence", []))
-        ]
-        if data.get("citation") is not None:
-            data["citation"] = CitationCheck.from_dict(data["citation"])
-        return cls(**data)
+    def _records(cls) -> dict[str, type]:
+        return {"evidence": EvidenceItem, "citation": CitationCheck}
+
 
 
 @dataclass
-class ParagraphCard:
+class ParagraphCard(_Record):
     """One paragraph of the document with its claims; its risk is the riskiest claim's."""
+
+    _WHERE = "paragraph"
 
     paragraph_id: str
     start: int  # character offsets into the document text
@@ -153,37 +172,29 @@ class ParagraphCard:
                 f"{', '.join(RISK_LEVELS)}"
             )
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str = "paragraph") -> ParagraphCard:
-        data = _from_fields(cls, data, where)
-        data["claims"] = [
-            ClaimCard.from_dict(item, f"{where}.claims[{i}]") for i, item in enumerate(data.get("claims", []))
-        ]
-        return cls(**data)
+    def _records(cls) -> dict[str, type]:
+        return {"claims": ClaimCard}
+
 
 
 @dataclass
-class ReviewItem:
+class ReviewItem(_Record):
     """One entry of the review queue: a claim a person must look at before the report is trusted."""
+
+    _WHERE = "review_queue"
 
     paragraph_id: str
     claim_id: str
     reason: str
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str = "review_queue") -> ReviewItem:
-        return cls(**_from_fields(cls, data, where))
 
 
 @dataclass
-class Report:
+class Report(_Record):
     """All cards of one checked document."""
+
+    _WHERE = "report"
 
     document: str  # path (or name) of the checked document
     business: str  # name of the business rules used (conf/business/<name>.yaml)
@@ -199,21 +210,10 @@ class Report:
         """Every (paragraph, claim) pair in document order."""
         return [(p, c) for p in self.paragraphs for c in p.claims]
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str = "report") -> Report:
-        data = _from_fields(cls, data, where)
-        data["paragraphs"] = [
-            ParagraphCard.from_dict(item, f"{where}.paragraphs[{i}]")
-            for i, item in enumerate(data.get("paragraphs", []))
-        ]
-        data["review_queue"] = [
-            ReviewItem.from_dict(item, f"{where}.review_queue[{i}]")
-            for i, item in enumerate(data.get("review_queue", []))
-        ]
-        return cls(**data)
+    def _records(cls) -> dict[str, type]:
+        return {"paragraphs": ParagraphCard, "review_queue": ReviewItem}
+
 
 
 def write_cards_json(report: Report, path: str | Path) -> Path:

@@ -114,3 +114,17 @@ def resumable_checkpoint(checkpoints: Path, resume: bool) -> str | None:
                        " / ".join(_CHECKPOINT_FILES), torn)
         path.rename(torn)
     return None
+
+
+def train_resumably(trainer, checkpoints: Path, job, settings) -> tuple[object, str | None, float]:
+    """Train from the last whole checkpoint (when resuming), then merge LoRA adapters into the weights.
+
+    Returns:
+        (the trained model, merged when LoRA was on; the checkpoint it resumed from or None; training seconds).
+    """
+    last = resumable_checkpoint(checkpoints, job.resume)
+    start = time.perf_counter()
+    trainer.train(resume_from_checkpoint=last)
+    seconds = time.perf_counter() - start
+    trained = trainer.model.merge_and_unload() if settings.peft["enabled"] else trainer.model
+    return trained, last, seconds

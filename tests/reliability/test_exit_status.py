@@ -30,15 +30,8 @@ def verify(*overrides: str, env: dict | None = None, timeout: int = 600) -> subp
 
 
 @pytest.fixture
-def small_world(tmp_path):
-    sources = tmp_path / "sources"
-    sources.mkdir()
-    (sources / "fleming.md").write_text("---\ntitle: Penicillin\n---\nAlexander Fleming discovered penicillin in "
-                                        "1928 at St Mary's Hospital in London.\n", encoding="utf-8")
-    doc = tmp_path / "doc.md"
-    doc.write_text("# Penicillin\n\nAlexander Fleming discovered penicillin in 1938. It saved many lives.\n",
-                   encoding="utf-8")
-    return doc, sources
+def small_world(penicillin_world):
+    return penicillin_world
 
 
 def one_line_error(run: subprocess.CompletedProcess) -> str:

@@ -64,17 +64,11 @@ def test_registered_judge_answers_as_the_stage(trained):
 
 
 @pytest.mark.llm
-def test_verify_pipeline_runs_with_the_trained_judge(trained, tmp_path):
+def test_verify_pipeline_runs_with_the_trained_judge(trained, penicillin_world, tmp_path):
     from factlab.pipeline.build import build_stages
     from factlab.pipeline.job import run
 
-    sources = tmp_path / "sources"  # one source and a two-sentence document: the point is the plugged-in judge
-    sources.mkdir()
-    (sources / "fleming.md").write_text("---\ntitle: History of penicillin\n---\nAlexander Fleming discovered "
-                                        "penicillin in 1928 at St Mary's Hospital in London.\n", encoding="utf-8")
-    document = tmp_path / "doc.md"
-    document.write_text("Penicillin was discovered by Alexander Fleming in 1938 at St Mary's Hospital.\n",
-                        encoding="utf-8")
+    document, sources = penicillin_world  # the smallest real input: the point is the plugged-in judge
     cfg = compose_config("verify", [
         f"input={document}", f"sources={sources}", f"output_dir={tmp_path / 'verify'}",
         "stage.judge.backend=classifier", f"stage.judge.model={trained['model_uri']}", "claim_cache.enabled=false",

@@ -81,7 +81,7 @@ def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, se
 
     from factlab.models.base_models import resolve_base_model
     from factlab.models.classifier import META_FILE
-    from factlab.train.trainer_support import resumable_checkpoint, shared_callbacks, shared_training_args, with_peft
+    from factlab.train.trainer_support import shared_callbacks, shared_training_args, train_resumably, with_peft
 
     labels = list(task.labels)
     index = {label: i for i, label in enumerate(labels)}
@@ -125,11 +125,7 @@ def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, se
                       processing_class=tokenizer, data_collator=DataCollatorWithPadding(tokenizer),
                       compute_loss_func=loss, compute_metrics=compute_metrics if has_val else None,
                       callbacks=shared_callbacks(settings, job, has_val))
-    last = resumable_checkpoint(checkpoints, job.resume)
-    start = time.perf_counter()
-    trainer.train(resume_from_checkpoint=last)
-    seconds = time.perf_counter() - start
-    trained = trainer.model.merge_and_unload() if settings.peft["enabled"] else trainer.model
+    trained, last, seconds = train_resumably(trainer, checkpoints, job, settings)
     trained.save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)
     meta = {"stage": task.stage, "labels": labels, "max_length": settings.max_length, "bf16": settings.bf16,

@@ -122,7 +122,7 @@ def _fit(task: SFTTask, prompter: Prompter, data: dict, job: TrainJob, settings:
 
     from datasets import Dataset
     from factlab.train.gguf import check_round_trip
-    from factlab.train.trainer_support import resumable_checkpoint, shared_callbacks, shared_training_args, with_peft
+    from factlab.train.trainer_support import shared_callbacks, shared_training_args, train_resumably, with_peft
 
     def examples(split: str) -> list[dict]:
         rows, targets = data[split]
@@ -149,11 +149,7 @@ def _fit(task: SFTTask, prompter: Prompter, data: dict, job: TrainJob, settings:
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(train),
                          eval_dataset=Dataset.from_list(val) if has_val else None, processing_class=tokenizer,
                          callbacks=shared_callbacks(settings, job, has_val))
-    last = resumable_checkpoint(checkpoints, job.resume)
-    start = time.perf_counter()
-    trainer.train(resume_from_checkpoint=last)
-    seconds = time.perf_counter() - start
-    trained = trainer.model.merge_and_unload() if settings.peft["enabled"] else trainer.model
+    trained, last, seconds = train_resumably(trainer, checkpoints, job, settings)
     trained.to(torch.bfloat16 if settings.bf16 else torch.float32).save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)
     meta = {"stage": task.stage, "recipe": recipe, "base": str(base), "base_lm": settings.base_lm.get("name"),
