@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
@@ -10,9 +12,25 @@ from omegaconf import DictConfig, OmegaConf
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 
 
+@contextlib.contextmanager
+def _hydra_of_our_own() -> Iterator[None]:
+    """Compose inside a running Hydra app too (train.py loading a dataset mix, a reward reading business rules): the
+    app's global Hydra state is set aside and put back."""
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.initialize import get_gh_backup, restore_gh_from_backup
+
+    backup = get_gh_backup()
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            yield
+    finally:
+        restore_gh_from_backup(backup)
+
+
 def compose_config(config_name: str, overrides: list[str] | None = None) -> DictConfig:
     """Compose `conf/<config_name>.yaml` with Hydra overrides, resolving every interpolation (fails on ???)."""
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+    with _hydra_of_our_own():
         cfg = compose(config_name=config_name, overrides=list(overrides or []))
     OmegaConf.resolve(cfg)
     return cfg
@@ -28,7 +46,7 @@ def compose_option(group: str, option: str) -> DictConfig:
     if option not in config_names(group):
         options = ", ".join(config_names(group))
         raise ValueError(f"{group}={option!r}: no conf/{group}/{option}.yaml; options: {options}")
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+    with _hydra_of_our_own():
         cfg = compose(config_name=f"{group}/{option}")
     OmegaConf.resolve(cfg)
     return cfg[group]

@@ -49,7 +49,8 @@ def load_dataset(cfg: DictConfig | dict) -> Dataset:
     # Call the loader ourselves (not through instantiate) so its CaseError reaches the user unwrapped.
     loader = get_method(cfg._target_)
     own = [key for key in cfg if key not in ("_target_", "extra")]  # `extra` is ours, not the loader's
-    arguments = instantiate(OmegaConf.masked_copy(cfg, own), _convert_="all")
+    resolved = OmegaConf.create(OmegaConf.to_container(cfg, resolve=True))  # `${splits}` etc. need the root
+    arguments = instantiate(OmegaConf.masked_copy(resolved, own), _convert_="all")
     cases = loader(**arguments)
     if not cases:
         raise DatasetConfigError(f"{config_file(cfg.name)}: expected at least one case, got none")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from factlab.data.errors import CaseError
@@ -17,13 +17,15 @@ from factlab.data.errors import CaseError
 FORMATS: tuple[str, ...] = ("jsonl", "json", "csv", "tsv")
 
 
-def read_rows(path: Path | str, fmt: str, max_rows: int | None = None) -> Iterator[tuple[str, object]]:
+def read_rows(path: Path | str, fmt: str, max_rows: int | None = None,
+              columns: Sequence[str] | None = None) -> Iterator[tuple[str, object]]:
     """Yield ``(location, row)`` for the rows of one file; rows of jsonl / json come back as parsed JSON values.
 
     Args:
         path: the file to read.
         fmt: one of FORMATS.
         max_rows: stop after this many rows (None: all).
+        columns: csv / tsv without a header line: the column names (empty cells past them are ignored).
 
     Raises:
         CaseError: invalid UTF-8 or JSON, naming the file and the line.
@@ -34,7 +36,7 @@ def read_rows(path: Path | str, fmt: str, max_rows: int | None = None) -> Iterat
         raise ValueError(f"unknown format {fmt!r} for {path}; expected one of {', '.join(FORMATS)}")
     if max_rows is not None and max_rows <= 0:
         return
-    for count, item in enumerate(readers[fmt](Path(path), fmt), start=1):
+    for count, item in enumerate(readers[fmt](Path(path), fmt, columns), start=1):
         yield item
         if max_rows is not None and count >= max_rows:
             return
@@ -51,7 +53,7 @@ def _decode(path: Path, data: bytes, first_line: int = 1) -> str:
                         "re-save the file as UTF-8") from None
 
 
-def _jsonl(path: Path, _fmt: str) -> Iterator[tuple[str, object]]:
+def _jsonl(path: Path, _fmt: str, _columns=None) -> Iterator[tuple[str, object]]:
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             where = f"{path} line {number}"
@@ -65,7 +67,7 @@ def _jsonl(path: Path, _fmt: str) -> Iterator[tuple[str, object]]:
                                                 f"{exc.msg} at column {exc.colno}") from None
 
 
-def _json_list(path: Path, _fmt: str) -> Iterator[tuple[str, object]]:
+def _json_list(path: Path, _fmt: str, _columns=None) -> Iterator[tuple[str, object]]:
     text = _decode(path, path.read_bytes())
     try:
         data = json.loads(text)
@@ -79,13 +81,15 @@ def _json_list(path: Path, _fmt: str) -> Iterator[tuple[str, object]]:
         yield f"{path} item {number}", row
 
 
-def _delimited(path: Path, fmt: str) -> Iterator[tuple[str, object]]:
+def _delimited(path: Path, fmt: str, columns: Sequence[str] | None = None) -> Iterator[tuple[str, object]]:
     text = _decode(path, path.read_bytes())
     # TSV files in the wild quote nothing; a stray " must stay part of the text.
     options = {"delimiter": "\t", "quoting": csv.QUOTE_NONE} if fmt == "tsv" else {}
-    reader = csv.DictReader(io.StringIO(text, newline=""), **options)
+    reader = csv.DictReader(io.StringIO(text, newline=""), fieldnames=list(columns) if columns else None, **options)
     for number, row in enumerate(reader, start=1):
         where = f"{path} row {number} (line {reader.line_num})"
+        if None in row and columns and not any(cell.strip() for cell in row[None]):
+            del row[None]  # trailing empty cells of a headerless file (extra tabs at the line end)
         if None in row:  # more cells than header columns
             columns = len(reader.fieldnames or [])
             raise CaseError(where, "(row)", f"expected {columns} columns, got {columns + len(row[None])}")

@@ -5,6 +5,7 @@ interrupted fit resumes from its checkpoint, and the classifier answers as its s
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import dspy
 import pytest
@@ -117,3 +118,23 @@ def test_time_budget_stops_training_and_keeps_a_model(tiny_bert, make_job):
     result = run_recipe(recipe_cfg("distill_judge", tiny_bert, "recipe.max_steps=50", "recipe.max_train_seconds=0"),
                         job)
     assert result["train/steps"] == 1 and (job.work_dir / "model" / "COMPLETE").exists()
+
+
+def test_a_judge_reads_long_evidence_in_windows_and_is_calibrated(tiny_bert, make_job):
+    """window_stride > 0: a pair longer than max_length is judged window by window and the most decisive window
+    answers; the val split fits a temperature and a p(support) threshold; freezing keeps the embedding table."""
+    job = make_job("judge-windows")
+    result = run_recipe(recipe_cfg("distill_judge", tiny_bert, "recipe.window_stride=8",
+                                   "recipe.freeze_embeddings=true"), job)
+    model_dir = Path(result["model_uri"])
+    meta = json.loads((model_dir / "factlab_classifier.json").read_text())
+    assert meta["window_stride"] == 8 and meta["freeze_embeddings"] is True
+    assert 0.5 <= meta["temperature"] <= 5.0 and 0.0 <= meta["support_threshold"] <= 1.0
+    before, after = safetensor_weights(tiny_bert), safetensor_weights(model_dir)
+    assert before["embeddings.word_embeddings.weight"].equal(after["bert.embeddings.word_embeddings.weight"])
+    judge = load_stage_classifier("judge", result["model_uri"]).classifier
+    long_evidence = " ".join(["Unrelated words about the weather in spring."] * 30 + ["Penicillin was found in 1928."])
+    windows = judge.window_logits(["Penicillin was found in 1928."], [long_evidence])[0]
+    assert len(windows) > 1, "a pair longer than max_length must be read in several windows"
+    probs = judge.predict_proba(["Penicillin was found in 1928."], [long_evidence])[0]
+    assert abs(sum(probs) - 1.0) < 1e-5 and 0.0 <= judge.p_support(["c"], ["e"])[0] <= 1.0

@@ -86,7 +86,7 @@ class UpstreamRow:
 
 
 def iter_rows(name: str, data_root: str, files: Sequence[str], format: str,
-              max_rows: int | None) -> Iterator[UpstreamRow]:
+              max_rows: int | None, columns: Sequence[str] | None = None) -> Iterator[UpstreamRow]:
     """Rows of every file of a dataset; with several files the case id prefix carries the file name."""
     if format not in FORMATS:
         raise DatasetConfigError(f"{config_file(name)}: dataset.format: expected one of {', '.join(FORMATS)}, "
@@ -94,7 +94,7 @@ def iter_rows(name: str, data_root: str, files: Sequence[str], format: str,
     paths = resolve_files(name, data_root, files)
     for path in paths:
         prefix = f"{name}-{slug(path.name.rsplit('.', 1)[0], 60)}" if len(paths) > 1 else name
-        for number, (where, row) in enumerate(read_rows(path, format, max_rows), start=1):
+        for number, (where, row) in enumerate(read_rows(path, format, max_rows, columns), start=1):
             yield UpstreamRow(where, prefix, number, row)
 
 

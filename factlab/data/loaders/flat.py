@@ -17,7 +17,7 @@ from factlab.data.loaders.build import CaseCollector, LabelMap, Snippet, build_c
 def load(*, name: str, data_root: str, files: Sequence[str], format: str, lang: str,
          fields: Mapping[str, str | None], labels: Mapping[str, Mapping[str, str]], vertical: str | None = None,
          skip_labels: Sequence[str] = (), claim_extra: Mapping[str, object] | None = None,
-         max_rows: int | None = None) -> list[dict]:
+         max_rows: int | None = None, columns: Sequence[str] | None = None) -> list[dict]:
     """Load a flat dataset into cases.
 
     Args:
@@ -33,13 +33,14 @@ def load(*, name: str, data_root: str, files: Sequence[str], format: str, lang: 
         skip_labels: upstream labels whose rows are dropped (e.g. no annotator agreement).
         claim_extra: constant fields added to every claim (e.g. multi_hop: true).
         max_rows: read at most this many rows per file.
+        columns: column names of a csv / tsv without a header line.
 
     Returns:
         One validated case per kept row.
     """
     label_map = LabelMap(name, labels, skip_labels)
     collector = CaseCollector(name)
-    for item in iter_rows(name, data_root, files, format, max_rows):
+    for item in iter_rows(name, data_root, files, format, max_rows, columns):
         raw_label = get_field(item.row, fields["label"], item.where, name, "fields.label")
         mapped = label_map(raw_label, item.where, fields["label"])
         if mapped is None:

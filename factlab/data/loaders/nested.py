@@ -125,6 +125,19 @@ def evidence_strings(row: Mapping, where: str, *, field: str, title: str | None 
     return snippets
 
 
+def evidence_joined(row: Mapping, where: str, *, field: str, separator: str = " ") -> list[Snippet]:
+    """Evidence as a list of sentences that form ONE passage (a WiCE oracle chunk): joined into one snippet.
+
+    >>> evidence_joined({"ev": ["One.", "Two."]}, "f", field="ev")
+    [Snippet(text='One. Two.', title='', url=None, relation=None, evidence=True)]
+    """
+    sentences = _list(row, field, where)
+    for position, sentence in enumerate(sentences):
+        if not isinstance(sentence, str):
+            raise CaseError(where, f"{field}[{position}]", f"expected a string, got {sentence!r:.80}")
+    return [Snippet(separator.join(s.strip() for s in sentences if s.strip()), "")]
+
+
 def evidence_indexed(row: Mapping, where: str, *, field: str, index_field: str,
                      title_prefix: str | None = None) -> list[Snippet]:
     """A whole source as a list of sentences plus the indices of the gold ones (wice: sets of sentence indices).

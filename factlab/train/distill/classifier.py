@@ -33,6 +33,8 @@ class ClassifierSettings(FineTuneSettings):
     eval_batch_size: int
     weight_decay: float
     class_weighting: bool
+    freeze_embeddings: bool  # keep the token embedding table fixed (most of a multilingual model's weights)
+    window_stride: int  # > 0: a long pair is read in overlapping windows at test time (tokens of overlap)
 
 
 def settings_from(recipe: str, values: dict) -> ClassifierSettings:
@@ -40,15 +42,22 @@ def settings_from(recipe: str, values: dict) -> ClassifierSettings:
     return settings_from_yaml(ClassifierSettings, recipe, values)
 
 
+MAX_CLASS_WEIGHT = 10.0  # a class of 5 rows among 18,000 would otherwise weigh 700x and swamp every batch it is in
+
+
 def class_weights(targets: Sequence[str], labels: Sequence[str]) -> list[float]:
-    """Inverse-frequency weights n / (k * count) for the classes present, 1.0 for absent ones.
+    """Inverse-frequency weights n / (k * count) for the classes present, at most MAX_CLASS_WEIGHT; 1.0 for absent
+    ones.
 
     >>> class_weights(["a", "a", "a", "b"], ["a", "b", "c"])
     [0.6666666666666666, 2.0, 1.0]
+    >>> class_weights(["a"] * 99 + ["b"], ["a", "b"])
+    [0.5050505050505051, 10.0]
     """
     counts = Counter(targets)
     present = [label for label in labels if counts[label]]
-    return [len(targets) / (len(present) * counts[label]) if counts[label] else 1.0 for label in labels]
+    return [min(len(targets) / (len(present) * counts[label]), MAX_CLASS_WEIGHT) if counts[label] else 1.0
+            for label in labels]
 
 
 def train_classifier(task: ClassifierTask, stage_cfg: DictConfig, job: TrainJob, settings: ClassifierSettings,
@@ -95,6 +104,9 @@ def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, se
     tokenizer = AutoTokenizer.from_pretrained(base)
     model = AutoModelForSequenceClassification.from_pretrained(
         base, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=index, dtype=torch.float32)
+    if settings.freeze_embeddings:  # e5's 250k-token table is 96M of its 118M weights: the optimizer skips it
+        for parameter in model.base_model.embeddings.word_embeddings.parameters():
+            parameter.requires_grad = False
     model = with_peft(model, settings.peft, "SEQ_CLS")
 
     def encode(pairs: list[tuple[Row, str]]) -> list[dict]:
@@ -129,13 +141,45 @@ def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, se
     trained.save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)
     meta = {"stage": task.stage, "labels": labels, "max_length": settings.max_length, "bf16": settings.bf16,
-            "bf16_reason": settings.bf16_reason,
+            "bf16_reason": settings.bf16_reason, "window_stride": settings.window_stride,
+            "freeze_embeddings": settings.freeze_embeddings,
             "recipe": recipe, "base_model": settings.base_model, "peft": settings.peft, "teacher":
             job.teacher.describe(), "dataset": job.dataset, "train_rows": len(train),
             "class_counts": dict(Counter(t for _, t in train)), "steps": trainer.state.global_step,
             "best_val_macro_f1": trainer.state.best_metric, "train_seconds": seconds, "resumed_from": last}
     (model_dir / META_FILE).write_text(json.dumps(meta, ensure_ascii=False, indent=2, default=str))
+    if "support" in labels and val:
+        meta.update(calibrate(model_dir, [row for row, _ in val], [t for _, t in val]))
+        (model_dir / META_FILE).write_text(json.dumps(meta, ensure_ascii=False, indent=2, default=str))
     (model_dir / "COMPLETE").write_text(str(trainer.state.global_step))
+
+
+def calibrate(model_dir: Path, rows: Sequence[Row], targets: Sequence[str]) -> dict:
+    """Fit on val: the softmax temperature that minimises the negative log-likelihood (a grid over 0.5-5), then the
+    p(support) threshold that maximises balanced accuracy of support vs the rest. Returns the meta fields."""
+    import math
+
+    from factlab.metrics import balanced_accuracy
+    from factlab.models.classifier import SequenceClassifier, softmax
+
+    classifier = SequenceClassifier(model_dir)
+    labels = list(classifier.labels)
+    windows = classifier.window_logits([r.text for r in rows], [r.pair for r in rows] if rows[0].pair else None)
+    logits = [max(w, key=lambda v: classifier._decisiveness(softmax(v))) for w in windows]
+    gold = [labels.index(t) for t in targets]
+
+    def nll(temperature: float) -> float:
+        return -sum(math.log(max(softmax([v / temperature for v in row])[g], 1e-12))
+                    for row, g in zip(logits, gold, strict=True)) / len(gold)
+
+    temperature = min((0.5 + 0.1 * i for i in range(46)), key=nll)
+    support = labels.index("support")
+    p = [softmax([v / temperature for v in row])[support] for row in logits]
+    is_support = ["support" if t == "support" else "rest" for t in targets]
+    best = max(sorted(set(round(x, 3) for x in p)) or [0.5], key=lambda cut: balanced_accuracy(
+        is_support, ["support" if x >= cut else "rest" for x in p]) or 0.0)
+    return {"temperature": round(temperature, 2), "support_threshold": best, "calibration_rows": len(rows),
+            "val_nll_before": round(nll(1.0), 4), "val_nll_after": round(nll(temperature), 4)}
 
 
 def evaluate_classifier(model_dir: Path, rows: Sequence[Row], labels: Sequence[str], batch_size: int
