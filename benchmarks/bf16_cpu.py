@@ -37,8 +37,7 @@ def main() -> None:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from factlab.models.base_models import resolve_base_model
-    from factlab.runtime import prepare_offline_env, resolve_bf16
+    from factlab.runtime import prepare_offline_env, resolve_base_model, resolve_bf16
 
     prepare_offline_env()
     torch.set_num_threads(torch.get_num_threads())

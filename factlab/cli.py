@@ -29,10 +29,10 @@ def user_errors() -> tuple[type[BaseException], ...]:
     from omegaconf.errors import MissingMandatoryValue
 
     from factlab.models.assemble import ModelAssemblyError
-    from factlab.models.base_models import ModelSourceError
     from factlab.models.errors import LMUnavailableError
     from factlab.models.lm import MissingAPIKeyError
     from factlab.models.server import ServerStartError
+    from factlab.runtime import ModelSourceError
     from factlab.stages.build import CompiledProgramError
     from factlab.textio import InputError
     from factlab.tracking.refs import CompiledRefError, ModelRefError

@@ -7,8 +7,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from factlab.models.base_models import ModelSourceError
-from factlab.runtime import cpu_bf16
+from factlab.runtime import ModelSourceError, cpu_bf16
 
 
 def softmax(values: Sequence[float]) -> list[float]:

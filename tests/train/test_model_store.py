@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from factlab.models.base_models import ModelSourceError, resolve_base_model
+from factlab.runtime import ModelSourceError, resolve_base_model
 from factlab.tracking.refs import ModelRefError, resolve_model
 from factlab.tracking.trackers import MLflowTracker, NullTracker
 from factlab.train.registry import register_model

@@ -35,6 +35,7 @@ class ClassifierSettings(FineTuneSettings):
     class_weighting: bool
     freeze_embeddings: bool  # keep the token embedding table fixed (most of a multilingual model's weights)
     window_stride: int  # > 0: a long pair is read in overlapping windows at test time (tokens of overlap)
+    keep_layers: int | None = None  # keep only the lower N transformer layers (faster steps and serving); None = all
 
 
 def settings_from(recipe: str, values: dict) -> ClassifierSettings:
@@ -88,8 +89,8 @@ def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, se
         set_seed,
     )
 
-    from factlab.models.base_models import resolve_base_model
     from factlab.models.classifier import META_FILE
+    from factlab.runtime import resolve_base_model
     from factlab.train.trainer_support import shared_callbacks, shared_training_args, train_resumably, with_peft
 
     labels = list(task.labels)
@@ -104,6 +105,8 @@ def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, se
     tokenizer = AutoTokenizer.from_pretrained(base)
     model = AutoModelForSequenceClassification.from_pretrained(
         base, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=index, dtype=torch.float32)
+    if settings.keep_layers:
+        keep_lower_layers(model, settings.keep_layers, recipe)
     if settings.freeze_embeddings:  # e5's 250k-token table is 96M of its 118M weights: the optimizer skips it
         for parameter in model.base_model.embeddings.word_embeddings.parameters():
             parameter.requires_grad = False
@@ -142,7 +145,7 @@ def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, se
     tokenizer.save_pretrained(model_dir)
     meta = {"stage": task.stage, "labels": labels, "max_length": settings.max_length, "bf16": settings.bf16,
             "bf16_reason": settings.bf16_reason, "window_stride": settings.window_stride,
-            "freeze_embeddings": settings.freeze_embeddings,
+            "freeze_embeddings": settings.freeze_embeddings, "layers": model.config.num_hidden_layers,
             "recipe": recipe, "base_model": settings.base_model, "peft": settings.peft, "teacher":
             job.teacher.describe(), "dataset": job.dataset, "train_rows": len(train),
             "class_counts": dict(Counter(t for _, t in train)), "steps": trainer.state.global_step,
@@ -152,6 +155,15 @@ def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, se
         meta.update(calibrate(model_dir, [row for row, _ in val], [t for _, t in val]))
         (model_dir / META_FILE).write_text(json.dumps(meta, ensure_ascii=False, indent=2, default=str))
     (model_dir / "COMPLETE").write_text(str(trainer.state.global_step))
+
+
+def keep_lower_layers(model, n: int, recipe: str) -> None:
+    """Cut a BERT-style encoder to its lower `n` layers in place (the saved config says `n`)."""
+    layers = model.base_model.encoder.layer
+    if not 0 < n <= len(layers):
+        raise RecipeConfigError(f"{recipe}: recipe.keep_layers={n} but the base model has {len(layers)} layers")
+    model.base_model.encoder.layer = layers[:n]
+    model.config.num_hidden_layers = n
 
 
 def calibrate(model_dir: Path, rows: Sequence[Row], targets: Sequence[str]) -> dict:

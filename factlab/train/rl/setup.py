@@ -39,7 +39,7 @@ def job_retrievers(manifest: Mapping, retrieval: DictConfig, work_dir: Path, enc
 def base_model_folder(base_model: str | None, base_lm: Mapping) -> Path:
     """`base_model` when given (a Hugging Face folder or `pkg://module`), else `base_lm`'s GGUF converted once."""
     if base_model:
-        from factlab.models.base_models import resolve_base_model
+        from factlab.runtime import resolve_base_model
 
         return resolve_base_model(str(base_model))
     from factlab.train.gguf import hf_from_gguf

@@ -108,7 +108,7 @@ def train_causal_lm(task: SFTTask, stage_cfg: DictConfig, job: TrainJob, setting
 
 def base_model_path(settings: CausalLMSettings) -> Path:
     """The Hugging Face folder to fine-tune: `base_model` if set, else `base_lm`'s GGUF converted once."""
-    from factlab.models.base_models import resolve_base_model
+    from factlab.runtime import resolve_base_model
     from factlab.train.gguf import hf_from_gguf
 
     return resolve_base_model(settings.base_model) if settings.base_model else hf_from_gguf(settings.base_lm)
