@@ -8,7 +8,11 @@
 - the judge_mix test split without OCNLI dev: balanced accuracy and macro-F1 over the relations, per language.
 - the bundled test split on its gold evidence: the claim's aggregated relation (factlab.programs.judge.aggregate)
   against the gold relation, accuracy per language.
+- held-out contrastive edits (factlab.data.contrastive applied to the judge_mix TEST split's support pairs, so never
+  trained on): per family, the share of edited claims whose p(support) falls under the judge's threshold, counted
+  only where the judge passed the unedited claim (p(support) at or over it), and how many unedited claims it passed.
 - pairs/s at batch 32 on this CPU (2 threads unless --threads), parameters, training wall time from the model card.
+- 95% bootstrap intervals of the headline numbers (rows / claims resampled within each set).
 
 `--int8 NAME` adds NAME's judge with dynamic int8 quantisation of its Linear layers; `--lm` adds the judge program on
 a local LM (`--lm-items` claims of the bundled test split and of each set, one call per snippet). Prints a Markdown
@@ -30,65 +34,93 @@ def _three_way(relation: str) -> str:
     return {"support": "support", "contradict": "contradict"}.get(relation, "neutral")
 
 
-def evaluate(name: str, judge, sets: dict, threads: int) -> dict:
-    """Every set's scores for one judge (`judge`: texts, pairs -> probabilities in RELATIONS order)."""
+def _argmax(probs) -> int:
+    return max(range(len(probs)), key=probs.__getitem__)
+
+
+def set_metrics(units: dict, threshold: float) -> dict:
+    """Every set's metrics from its scored units (each set a list; resampled together by the bootstrap)."""
     from factlab.metrics import balanced_accuracy, macro_f1
+    from factlab.schema import RELATIONS
+
+    out: dict[str, float | None] = {}
+    wice = units["wice"]  # (gold support?, max p(support) over the claim's passages)
+    if wice:
+        out["wice/binary_bacc"] = balanced_accuracy(["support" if g else "rest" for g, _ in wice],
+                                                    ["support" if p >= threshold else "rest" for _, p in wice])
+    ocnli = units["ocnli"]  # (gold relation, predicted relation)
+    if ocnli:
+        out["ocnli/accuracy"] = sum(_three_way(g) == _three_way(q) for g, q in ocnli) / len(ocnli)
+    for lang in ("en", "zh", "all"):
+        pairs = [(g, q) for g, q, row_lang in units["mix"] if lang in ("all", row_lang)]
+        if pairs:
+            gold, pred = [g for g, _ in pairs], [q for _, q in pairs]
+            out[f"mix/{lang}/bacc"] = balanced_accuracy(gold, pred)
+            out[f"mix/{lang}/macro_f1"] = macro_f1(gold, pred, RELATIONS)
+    for lang in ("en", "zh"):
+        hits = [correct for correct, row_lang in units["bundled"] if row_lang == lang]
+        out[f"bundled/{lang}/accuracy"] = sum(hits) / len(hits) if hits else None
+    edited = units["edits"]  # (family, p(support) of the unedited claim, of the edited claim)
+    if edited:
+        out["edits/original/passed"] = sum(p0 >= threshold for _, p0, _ in edited) / len(edited)
+    for family in sorted({f for f, _, _ in edited}):  # caught: the edit flips a passed claim under the threshold
+        caught = [p < threshold for f, p0, p in edited if f == family and p0 >= threshold]
+        out[f"edits/{family}/caught"] = sum(caught) / len(caught) if caught else None
+    return out
+
+
+def evaluate(name: str, judge, sets: dict, threads: int, ci_samples: int = 300) -> dict:
+    """Every set's scores for one judge (`judge`: texts, pairs -> probabilities in RELATIONS order), with 95%
+    bootstrap intervals (claims / rows resampled within each set)."""
+    from factlab.metrics import bootstrap_ci
     from factlab.programs.judge import aggregate
     from factlab.schema import RELATIONS, Judgment
 
-    out: dict[str, object] = {"judge": name}
     started = time.perf_counter()
     n_pairs = 0
+    support = RELATIONS.index("support")
 
     def probs(rows):
         nonlocal n_pairs
         n_pairs += len(rows)
         return judge.predict_proba([r["claim"] for r in rows], [r["evidence"] for r in rows])
 
-    # WiCE: claim-level max p(support)
-    wice = sets["wice"]
-    p = probs(wice)
-    by_claim: dict[str, list[float]] = defaultdict(list)
+    by_claim: dict[str, list[float]] = defaultdict(list)  # WiCE: a claim's p(support) = max over its passages
     gold_of = {}
-    for row, row_probs in zip(wice, p, strict=True):
-        by_claim[row["claim"]].append(row_probs[RELATIONS.index("support")])
-        gold_of[row["claim"]] = "support" if row["relation"] == "support" else "rest"
-    threshold = judge.support_threshold
-    claims = sorted(by_claim)
-    out["wice/binary_bacc"] = balanced_accuracy([gold_of[c] for c in claims],
-                                                ["support" if max(by_claim[c]) >= threshold else "rest"
-                                                 for c in claims])
-    out["wice/claims"] = len(claims)
-    # OCNLI dev: 3-way accuracy
-    ocnli = sets["ocnli"]
-    predicted = [RELATIONS[max(range(len(row)), key=row.__getitem__)] for row in probs(ocnli)]
-    out["ocnli/accuracy"] = sum(_three_way(r["relation"]) == _three_way(q) for r, q in
-                                zip(ocnli, predicted, strict=True)) / len(ocnli)
-    out["ocnli/n"] = len(ocnli)
-    # the mix test, per language
-    mix = sets["mix"]
-    predicted = [RELATIONS[max(range(len(row)), key=row.__getitem__)] for row in probs(mix)]
-    for lang in ("en", "zh", "all"):
-        pairs = [(r["relation"], q) for r, q in zip(mix, predicted, strict=True) if lang in ("all", r["lang"])]
-        if pairs:
-            gold, pred = [g for g, _ in pairs], [q for _, q in pairs]
-            out[f"mix/{lang}/bacc"] = balanced_accuracy(gold, pred)
-            out[f"mix/{lang}/macro_f1"] = macro_f1(gold, pred, RELATIONS)
-            out[f"mix/{lang}/n"] = len(pairs)
-    # bundled test on gold evidence: claim-level aggregate
-    for lang in ("en", "zh"):
-        claims = [c for c in sets["bundled"] if c["lang"] == lang]
-        correct = 0
-        for claim in claims:
-            rows = [{"claim": claim["claim"], "evidence": e} for e in claim["evidence"]]
-            judgments = []
-            for row_probs in probs(rows):
-                best = max(range(len(row_probs)), key=row_probs.__getitem__)
-                judgments.append(Judgment(RELATIONS[best], row_probs[best]))
-            correct += aggregate(judgments)[0] == claim["relation"]
-        out[f"bundled/{lang}/accuracy"] = correct / len(claims) if claims else None
-        out[f"bundled/{lang}/n"] = len(claims)
+    for row, row_probs in zip(sets["wice"], probs(sets["wice"]), strict=True):
+        by_claim[row["claim"]].append(row_probs[support])
+        gold_of[row["claim"]] = row["relation"] == "support"
+    units: dict[str, list] = {"wice": [(gold_of[c], max(by_claim[c])) for c in sorted(by_claim)]}
+    units["ocnli"] = [(r["relation"], RELATIONS[_argmax(q)]) for r, q in zip(sets["ocnli"], probs(sets["ocnli"]),
+                                                                            strict=True)]
+    units["mix"] = [(r["relation"], RELATIONS[_argmax(q)], r["lang"]) for r, q in
+                    zip(sets["mix"], probs(sets["mix"]), strict=True)]
+    units["bundled"] = []
+    for claim in sets["bundled"]:  # claim-level: the snippets' judgments aggregated as the pipeline does
+        rows = [{"claim": claim["claim"], "evidence": e} for e in claim["evidence"]]
+        judgments = [Judgment(RELATIONS[_argmax(q)], q[_argmax(q)]) for q in probs(rows)]
+        units["bundled"].append((aggregate(judgments)[0] == claim["relation"], claim["lang"]))
+    originals = [{"claim": r["original"], "evidence": r["evidence"]} for r in sets["edits"]]
+    units["edits"] = [(r["family"], q0[support], q[support]) for r, q0, q in
+                      zip(sets["edits"], probs(originals), probs(sets["edits"]), strict=True)]
     seconds = time.perf_counter() - started
+    threshold = judge.support_threshold
+    out: dict[str, object] = {"judge": name, **set_metrics(units, threshold)}
+    sizes = {"wice/claims": len(units["wice"]), "ocnli/n": len(units["ocnli"]), "mix/n": len(units["mix"]),
+             "bundled/n": len(units["bundled"]), "edits/n": len(units["edits"])}
+    out.update(sizes)
+    flat = [(key, unit) for key, rows in units.items() for unit in rows]
+
+    def statistic(picked):
+        grouped: dict[str, list] = {key: [] for key in units}
+        for key, unit in picked:
+            grouped[key].append(unit)
+        return set_metrics(grouped, threshold)
+
+    headline = ["wice/binary_bacc", "ocnli/accuracy", "mix/en/bacc", "mix/zh/bacc", "bundled/en/accuracy",
+                "bundled/zh/accuracy"]
+    out["ci95"] = {k: [round(a, 3), round(b, 3)] for k, (a, b) in
+                   bootstrap_ci(flat, statistic, headline, ci_samples, 0, 0.95).items()}
     out["pairs_per_s_all_sets"] = round(n_pairs / seconds, 2)
     out["pairs_per_s_batch32"] = throughput(judge, sets["mix"][:256])
     out["threads"] = threads
@@ -102,8 +134,9 @@ def throughput(judge, rows) -> float:
     return round(len(rows) / (time.perf_counter() - start), 2)
 
 
-def load_sets(ocnli_cap: int, mix_cap: int, seed: int) -> dict:
+def load_sets(ocnli_cap: int, mix_cap: int, edit_cap: int, seed: int) -> dict:
     from factlab.config import compose_config
+    from factlab.data.contrastive import FAMILIES, edits
     from factlab.data.registry import load_dataset
     from factlab.data.splits import seeded_sample, split_cases
     from factlab.data.views import relation_pairs
@@ -121,8 +154,15 @@ def load_sets(ocnli_cap: int, mix_cap: int, seed: int) -> dict:
     gold = [{"claim": claim["text"], "lang": case["lang"], "relation": claim["relation"],
              "evidence": [e["text"] for e in claim["evidence"]]}
             for case in bundled for claim in case.get("claims", []) if claim.get("relation") and claim.get("evidence")]
+    supported = [r for r in rows(rest) if r["relation"] == "support"]
+    edited = {family: [] for family in FAMILIES}
+    for row in supported:
+        for edit in edits(row["claim"], row["evidence"]):
+            edited[edit.family].append({"claim": edit.claim, "original": row["claim"], "evidence": row["evidence"],
+                                        "relation": edit.relation, "family": edit.family})
     return {"wice": rows(wice), "ocnli": seeded_sample(rows(ocnli), ocnli_cap, seed),
-            "mix": seeded_sample(rows(rest), mix_cap, seed), "bundled": gold}
+            "mix": seeded_sample(rows(rest), mix_cap, seed), "bundled": gold,
+            "edits": [row for family in FAMILIES for row in seeded_sample(edited[family], edit_cap, seed)]}
 
 
 class Int8:
@@ -176,6 +216,7 @@ def main() -> None:
     parser.add_argument("--lm-items", type=int, default=40, help="rows per set for the LM programs")
     parser.add_argument("--ocnli", type=int, default=1000, help="OCNLI dev rows (of 2,950)")
     parser.add_argument("--mix", type=int, default=1500, help="judge_mix test rows (OCNLI and bundled excluded)")
+    parser.add_argument("--edits", type=int, default=150, help="held-out contrastive edits per family")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -189,7 +230,7 @@ def main() -> None:
 
     prepare_offline_env()
     torch.set_num_threads(args.threads)
-    sets = load_sets(args.ocnli, args.mix, args.seed)
+    sets = load_sets(args.ocnli, args.mix, args.edits, args.seed)
     print({name: len(rows) for name, rows in sets.items()})
     results = []
     for spec in args.judge:
@@ -216,9 +257,24 @@ def main() -> None:
             "bundled/en/accuracy", "bundled/zh/accuracy", "pairs_per_s_batch32", "parameters", "train_s"]
     print("| judge | " + " | ".join(keys) + " |\n|" + "---|" * (len(keys) + 1))
     for row in results:
-        cells = [f"{row.get(k):.3f}" if isinstance(row.get(k), float) else str(row.get(k, "")) for k in keys]
-        print(f"| {row['judge']} | " + " | ".join(cells) + " |")
+        print(f"| {row['judge']} | " + " | ".join(_cell(row, k) for k in keys) + " |")
+    families = sorted({k.split("/")[1] for row in results for k in row if k.startswith("edits/") and
+                       k.endswith("/caught")})
+    if families:
+        print("\nheld-out contrastive edits caught (p(support) of an edited claim under the judge's threshold, of the"
+              " unedited claims it passed; `passed` the share of unedited support claims at or over the threshold):")
+        print("| judge | passed | " + " | ".join(families) + " |\n|" + "---|" * (len(families) + 2))
+        for row in results:
+            print(f"| {row['judge']} | {_cell(row, 'edits/original/passed')} | "
+                  + " | ".join(_cell(row, f"edits/{f}/caught") for f in families) + " |")
 
+
+def _cell(row: dict, key: str) -> str:
+    value = row.get(key)
+    if not isinstance(value, float):
+        return "" if value is None else str(value)
+    low_high = row.get("ci95", {}).get(key)
+    return f"{value:.3f} [{low_high[0]:.2f}, {low_high[1]:.2f}]" if low_high else f"{value:.3f}"
 
 if __name__ == "__main__":
     main()
