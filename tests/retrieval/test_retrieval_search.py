@@ -178,3 +178,24 @@ def test_source_title_is_searchable_but_not_part_of_the_evidence(tmp_path: Path,
         root, tmp_path / "plain", retrieval_cfg("retrieval.index.with_title=false"), encoder=encoder
     )
     assert untitled.search(["Okonjo Harrowgate"], k=3) == []
+
+
+class SidedEncoder(CountingEncoder):
+    """A hashing encoder with a query side that records what reaches it."""
+
+    def __init__(self, dim: int = 128):
+        super().__init__(dim)
+        self.queries: list[str] = []
+
+    def encode_queries(self, texts):
+        self.queries.extend(texts)
+        return HashingEncoder.encode(self, texts)
+
+
+def test_search_embeds_queries_on_the_query_side(corpus: Path, tmp_path: Path, retrieval_cfg):
+    encoder = SidedEncoder()
+    retriever = Retriever.build(corpus, tmp_path / "index", retrieval_cfg(), encoder=encoder)
+    indexed = list(encoder.texts)
+    retriever.search(["Fleming penicillin 1928"], k=5)
+    assert encoder.queries == ["Fleming penicillin 1928"]
+    assert "Fleming penicillin 1928" not in encoder.texts[len(indexed):]  # the passage side never saw the query
