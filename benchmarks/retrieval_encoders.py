@@ -2,11 +2,11 @@
 """Dense encoders for retrieval side by side on the bundled set, zh and en separately, in one run on this CPU.
 
 For every gold claim with gold evidence, the claim text is the query (no query rewriting, so the number is the
-retriever's alone) and recall@k of its gold chunks is measured for: BM25 only; dense only with all-MiniLM-L6-v2 and
-with multilingual-e5-small; and the retriever's real search (BM25 + dense fused by RRF, tier order, the
-`min_relevance` filter) with each encoder. Also: how many chunks a claim gets past `min_relevance` (e5's cosines sit
-high, so a filter set for MiniLM lets more through), and encode speed (chunks/s while indexing). Prints a Markdown
-table and writes outputs/benchmarks/retrieval_encoders/results.json.
+retriever's alone) and recall@k of its gold chunks (with a 95% bootstrap interval over claims) is measured for: BM25
+only; dense only with all-MiniLM-L6-v2 and with multilingual-e5-small; and the retriever's real search (BM25 + dense
+fused by RRF, tier order, the `min_relevance` filter) with each encoder. Also: how many chunks a claim gets past
+`min_relevance` (e5's cosines sit high, so a filter set for MiniLM lets more through), and encode speed (chunks/s
+while indexing). Prints a Markdown table and writes outputs/benchmarks/retrieval_encoders/results.json.
 """
 
 from __future__ import annotations
@@ -85,9 +85,17 @@ def main() -> None:
             passed[name].append(int(sum(retriever._relevance(i, dense[:, [column]], [tokenize(text)])
                                         >= retriever.settings.min_relevance for i in range(len(chunk_ids)))))
 
+    from factlab.metrics import bootstrap_ci
+
+    def interval(values: list[float]) -> list[float]:
+        low, high = bootstrap_ci(values, lambda us: {"mean": float(np.mean(us))}, ["mean"], 1000, 0, 0.95)["mean"]
+        return [round(low, 3), round(high, 3)]
+
     results = {"split": args.split, "k": args.k, "claims": dict(by_lang), "speed": speed,
                "recall": {method: {lang: float(np.mean(v)) for lang, v in langs.items()}
                           for method, langs in scores.items()},
+               "recall_ci95": {method: {lang: interval(v) for lang, v in langs.items()}
+                               for method, langs in scores.items()},
                "chunks_past_min_relevance": {name: float(np.mean(v)) for name, v in passed.items()}}
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
@@ -95,7 +103,9 @@ def main() -> None:
     print("\n| method | " + " | ".join(f"recall@{args.k} {lang} (n={by_lang[lang]})" for lang in langs) + " |")
     print("|---|" + "---|" * len(langs))
     for method, per_lang in results["recall"].items():
-        print(f"| {method} | " + " | ".join(f"{per_lang.get(lang, float('nan')):.3f}" for lang in langs) + " |")
+        cis = results["recall_ci95"][method]
+        print(f"| {method} | " + " | ".join(f"{per_lang[lang]:.3f} [{cis[lang][0]:.2f}, {cis[lang][1]:.2f}]"
+                                           for lang in langs) + " |")
     print(f"\nchunks past min_relevance={cfg.retrieval.search.min_relevance} per claim (of "
           f"{speed['minilm']['chunks']}): " + ", ".join(f"{n} {v:.1f}" for n, v in
                                                        results["chunks_past_min_relevance"].items()))
