@@ -24,6 +24,50 @@ def softmax(values: Sequence[float]) -> list[float]:
     return [e / total for e in exps]
 
 META_FILE = "factlab_classifier.json"  # written next to the Hugging Face files by the distill recipes
+POOLINGS = ("cls", "mean")
+
+
+def use_mean_pooling(model) -> None:
+    """Make a BERT-style sequence classifier read the masked mean of its last hidden states instead of the first
+    token's, in place (the pooler's dense + tanh stay, so weight names and checkpoints are unchanged).
+
+    Mean-pooling sentence encoders leave the first token nearly constant: multilingual-e5-small's first-token states
+    of six unrelated zh / en texts sit at mean pairwise cosine 0.873 (and e5 ships no pooler weights), so a
+    first-token head starts from almost no signal. The attention mask reaches the pooler through a pre-forward hook
+    on the encoder (thread-local: claims are judged in threads).
+    """
+    import threading
+
+    import torch
+
+    base = model.base_model
+    pooler = getattr(base, "pooler", None)
+    if pooler is None or not hasattr(pooler, "dense"):
+        raise ModelSourceError(f"{type(model).__name__}: mean pooling needs a BERT-style pooler (dense + activation)")
+    if getattr(pooler, "mean_pooling", False):
+        return
+    state = threading.local()
+
+    class MeanPooler(torch.nn.Module):
+        mean_pooling = True
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.dense, self.activation = pooler.dense, pooler.activation
+
+        def forward(self, hidden_states):
+            mask = getattr(state, "mask", None)
+            if mask is None:
+                mask = torch.ones(hidden_states.shape[:2], device=hidden_states.device)
+            weights = mask.unsqueeze(-1).to(hidden_states.dtype)
+            pooled = (hidden_states * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
+            return self.activation(self.dense(pooled))
+
+    def capture(module, args, kwargs):
+        state.mask = kwargs.get("attention_mask", args[1] if len(args) > 1 else None)
+
+    base.register_forward_pre_hook(capture, with_kwargs=True)
+    base.pooler = MeanPooler()
 
 
 class SequenceClassifier:
@@ -54,6 +98,9 @@ class SequenceClassifier:
         self.batch_size = batch_size
         self.tokenizer = AutoTokenizer.from_pretrained(self.path)
         self.model = AutoModelForSequenceClassification.from_pretrained(self.path, dtype=torch.float32).eval()
+        self.pooling: str = self.meta.get("pooling", "cls")  # older folders: the first token's state
+        if self.pooling == "mean":
+            use_mean_pooling(self.model)
 
     def predict_proba(self, texts: Sequence[str], pairs: Sequence[str] | None = None) -> list[list[float]]:
         """Class probabilities (in `labels` order) per input, temperature-calibrated; batched by length.

@@ -140,3 +140,20 @@ def test_a_judge_reads_long_evidence_in_windows_and_is_calibrated(tiny_bert, mak
     assert len(windows) > 1, "a pair longer than max_length must be read in several windows"
     probs = judge.predict_proba(["Penicillin was found in 1928."], [long_evidence])[0]
     assert abs(sum(probs) - 1.0) < 1e-5 and 0.0 <= judge.p_support(["c"], ["e"])[0] <= 1.0
+
+
+def test_mean_pooling_head_ignores_padding_and_reloads(tiny_bert, make_job):
+    """recipe.pooling=mean: the head reads the masked mean of the token states, so a pair's answer does not change
+    with the padding of its batch, and the saved folder reloads with the same pooling."""
+    job = make_job("judge-mean")
+    result = run_recipe(recipe_cfg("distill_judge", tiny_bert, "recipe.pooling=mean"), job)
+    model_dir = Path(result["model_uri"])
+    assert json.loads((model_dir / "factlab_classifier.json").read_text())["pooling"] == "mean"
+    judge = load_stage_classifier("judge", result["model_uri"]).classifier
+    assert judge.pooling == "mean" and getattr(judge.model.base_model.pooler, "mean_pooling", False)
+    claim, evidence = "Penicillin was found in 1928.", "Fleming found penicillin in 1928."
+    alone = judge.window_logits([claim], [evidence])[0][0]
+    padded = judge.window_logits([claim, claim], [evidence, " ".join(["Long evidence text."] * 6)])[0][0]
+    assert max(abs(a - b) for a, b in zip(alone, padded, strict=True)) < 1e-4
+    with pytest.raises(Exception, match="recipe.pooling"):
+        run_recipe(recipe_cfg("distill_judge", tiny_bert, "recipe.pooling=max"), make_job("judge-bad-pooling"))

@@ -36,6 +36,7 @@ class ClassifierSettings(FineTuneSettings):
     freeze_embeddings: bool  # keep the token embedding table fixed (most of a multilingual model's weights)
     window_stride: int  # > 0: a long pair is read in overlapping windows at test time (tokens of overlap)
     keep_layers: int | None = None  # keep only the lower N transformer layers (faster steps and serving); None = all
+    pooling: str = "cls"  # what the head reads: "cls" = the first token's state, "mean" = the masked mean of all
 
 
 def settings_from(recipe: str, values: dict) -> ClassifierSettings:
@@ -89,7 +90,7 @@ def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, se
         set_seed,
     )
 
-    from factlab.models.classifier import META_FILE
+    from factlab.models.classifier import META_FILE, POOLINGS, use_mean_pooling
     from factlab.runtime import resolve_base_model
     from factlab.train.trainer_support import shared_callbacks, shared_training_args, train_resumably, with_peft
 
@@ -107,6 +108,10 @@ def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, se
         base, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=index, dtype=torch.float32)
     if settings.keep_layers:
         keep_lower_layers(model, settings.keep_layers, recipe)
+    if settings.pooling not in POOLINGS:
+        raise RecipeConfigError(f"{recipe}: recipe.pooling={settings.pooling!r}; expected one of {', '.join(POOLINGS)}")
+    if settings.pooling == "mean":
+        use_mean_pooling(model)
     if settings.freeze_embeddings:  # e5's 250k-token table is 96M of its 118M weights: the optimizer skips it
         for parameter in model.base_model.embeddings.word_embeddings.parameters():
             parameter.requires_grad = False
@@ -146,6 +151,7 @@ def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, se
     meta = {"stage": task.stage, "labels": labels, "max_length": settings.max_length, "bf16": settings.bf16,
             "bf16_reason": settings.bf16_reason, "window_stride": settings.window_stride,
             "freeze_embeddings": settings.freeze_embeddings, "layers": model.config.num_hidden_layers,
+            "pooling": settings.pooling,
             "recipe": recipe, "base_model": settings.base_model, "peft": settings.peft, "teacher":
             job.teacher.describe(), "dataset": job.dataset, "train_rows": len(train),
             "class_counts": dict(Counter(t for _, t in train)), "steps": trainer.state.global_step,
