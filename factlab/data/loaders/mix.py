@@ -54,11 +54,12 @@ def load(*, name: str, data_root: str, parts: Sequence[Mapping], fractions: Mapp
         if unknown:
             raise DatasetConfigError(f"conf/dataset/{name}.yaml: contrastive.families {sorted(unknown)}: expected some "
                                      f"of {', '.join(FAMILIES)}")
-        train = [case for case in out if case["split"] == "train"]
-        for family in families:
-            made = contrastive_cases(train, [family], source=f"{name}-contrastive")
+        source = f"{name}-contrastive"
+        made = contrastive_cases([case for case in out if case["split"] == "train"], families, source=source)
+        for family in families:  # one pass of the edits over the train pairs, capped per family
+            of_family = [case for case in made if case["case_id"].startswith(f"{source}-{family}-")]
             out += [validate_case(case, case["case_id"]) for case in
-                    seeded_sample(made, contrastive.get("cap"), seed)]
+                    seeded_sample(of_family, contrastive.get("cap"), seed)]
     return out
 
 
