@@ -180,19 +180,24 @@ class Int8:
         return self.inner.predict_proba(texts, pairs)
 
 
+def stage_program_on(stage: str, lm: str):
+    """(LM handle, the stage program, the stage config) on a conf/lm option, DSPy's cache off: every call is real."""
+    from hydra.utils import instantiate
+
+    from factlab.config import compose_config
+    from factlab.stages.build import build_program
+
+    cfg = compose_config("run_stage", [f"stage={stage}", f"lm@student={lm}", "student.cache=false"])
+    return instantiate(cfg.student), build_program(cfg.stage), cfg.stage
+
+
 class ProgramJudge:
     """The judge stage program on a local LM as a `predict_proba` (a one-hot of its answer)."""
 
     support_threshold = 0.5
 
     def __init__(self, lm: str) -> None:
-        from hydra.utils import instantiate
-
-        from factlab.config import compose_config
-        from factlab.stages.build import build_program
-
-        cfg = compose_config("run_stage", ["stage=judge", f"lm@student={lm}", "student.cache=false"])
-        self.handle, self.program = instantiate(cfg.student), build_program(cfg.stage)
+        self.handle, self.program, _ = stage_program_on("judge", lm)
 
     def predict_proba(self, texts, pairs):
         from factlab.models.errors import call_safely

@@ -73,16 +73,13 @@ def run_classifier(uri: str, rows) -> tuple[list[str | None], float, dict]:
 
 
 def run_program(stage: str, lm: str, rows) -> tuple[list[str | None], float]:
-    from hydra.utils import instantiate
+    from judge_heldout import stage_program_on
 
-    from factlab.config import compose_config
     from factlab.models.errors import call_safely
-    from factlab.stages.build import build_program
     from factlab.train.tasks import checkworthy_task, vertical_task
 
-    cfg = compose_config("run_stage", [f"stage={stage}", f"lm@student={lm}", "student.cache=false"])
-    handle, program = instantiate(cfg.student), build_program(cfg.stage)
-    target = (checkworthy_task() if stage == "checkworthy" else vertical_task(list(cfg.stage.program.verticals))).target
+    handle, program, stage_cfg = stage_program_on(stage, lm)
+    target = (checkworthy_task() if stage == "checkworthy" else vertical_task(list(stage_cfg.program.verticals))).target
     predicted = []
     with handle.context():
         start = time.perf_counter()
