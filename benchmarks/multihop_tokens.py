@@ -90,13 +90,13 @@ def scripted_lm(kind: str, claim: dict, rounds: int):
 
 
 def build(kind: str, rules, rounds: int, k: int, max_parallel: int):
-    """The checker of conf/checker/<multi_round|naive_loop>.yaml with this run's budget."""
+    """The checker of conf/agent/<multi_round|naive_loop>.yaml with this run's budget."""
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
     from factlab.config import CONF_DIR
 
-    node = OmegaConf.load(CONF_DIR / "checker" / ("multi_round.yaml" if kind == "ours" else "naive_loop.yaml"))
+    node = OmegaConf.load(CONF_DIR / "agent" / ("multi_round.yaml" if kind == "ours" else "naive_loop.yaml"))
     node.max_rounds, node.k, node.max_parallel = rounds, k, max_parallel
     return instantiate(node, _partial_=True)(rules=rules)  # a rules object given to instantiate becomes config
 

@@ -1,1 +1,1 @@
-"""Agents built on the pipeline's pieces: multi-round search checkers (conf/checker/<name>.yaml)."""
+"""Agents built on the pipeline's pieces: multi-round search checkers (conf/agent/<name>.yaml)."""

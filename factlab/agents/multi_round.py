@@ -1,7 +1,7 @@
 """The multi-round search checker: search and reasoning interleaved (ReAct / Search-R1 style) over a budget of rounds,
 holding STATE instead of history.
 
-    # conf/checker/multi_round.yaml; _partial_ because Hydra would turn a rules object passed to instantiate into config
+    # conf/agent/multi_round.yaml; _partial_ because Hydra would turn a rules object passed to instantiate into config
     checker = instantiate(cfg.checker, _partial_=True)(rules=instantiate(cfg.business))
     with lm.context():
         pred = checker(claim="The company behind ... was founded in Basel in 2004.", search=retriever.search)
@@ -196,7 +196,7 @@ class MultiRoundChecker(dspy.Module):
                  max_state_tokens: int = 160, max_workers: int = 3, min_search_rounds: int = 1) -> None:
         super().__init__()
         if max_rounds < 1:
-            raise ValueError(f"max_rounds must be >= 1 (conf/checker/multi_round.yaml), got {max_rounds}")
+            raise ValueError(f"max_rounds must be >= 1 (conf/agent/multi_round.yaml), got {max_rounds}")
         self.rules = rules
         self.max_rounds = max_rounds
         self.max_parallel = max_parallel

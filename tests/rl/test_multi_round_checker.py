@@ -38,7 +38,7 @@ def search(retrievers):
 
 
 def checker(name: str, rules, **overrides):
-    node = OmegaConf.load(CONF_DIR / "checker" / f"{name}.yaml")
+    node = OmegaConf.load(CONF_DIR / "agent" / f"{name}.yaml")
     node.merge_with(overrides)
     return instantiate(node, _partial_=True)(rules=rules)
 
