@@ -16,7 +16,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tracking", "models", "retrieval", "rules", "data"),  # stores, models stages run on, evidence, label policy, data
     ("programs", "cards"),  # the stage programs (pure DSPy) and the verify-card model
     ("stages", "report"),  # building a stage from config; rendering a report
-    ("pipeline", "agents"),  # the checkers
+    ("pipeline", "agents"),  # the LM pipeline (the professional checker) and the multi-round search agents
+    ("checkers",),  # the Checker interface: fast, professional, funnel, nearline, built from `checker=<name>`
     ("optimize", "train", "evals"),  # the workbench jobs
     ("cli",),  # the command line
 )

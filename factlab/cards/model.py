@@ -131,6 +131,8 @@ class ClaimCard(_Record):
     error: str | None = None  # why processing failed; None when it did not
     citation: CitationCheck | None = None  # the claim's cited work, checked; None when it cites nothing
     reused: dict | None = None  # served from the claim cache: {"kind": exact | near, "claim", "similarity"}
+    checker: str = ""  # the checker that decided the card: fast | professional ("" = not recorded)
+    escalation: dict | None = None  # funnel: {"reason", "fast": the fast checker's label / relation / confidence}
 
     def __post_init__(self) -> None:
         where = f"claim {self.claim_id!r}"

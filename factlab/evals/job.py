@@ -45,7 +45,10 @@ def select_cases(cfg: DictConfig, cases: list[dict]) -> list[dict]:
 def default_run_name(cfg: DictConfig) -> str:
     """<dataset>-<split>-<student>, plus the compiled stages (`+judge`)."""
     compiled = [stage for stage, ref in cfg.programs.items() if ref is not None]
-    return "-".join([cfg.dataset.name, cfg.split, cfg.student.name] + [f"+{s}" for s in compiled])
+    checker = OmegaConf.select(cfg, "checker.name", default="professional")
+    head = [cfg.dataset.name, cfg.split, cfg.student.name] if checker == "professional" else [
+        cfg.dataset.name, cfg.split, checker] + ([cfg.student.name] if checker == "funnel" else [])
+    return "-".join(head + [f"+{s}" for s in compiled])
 
 
 def run(cfg: DictConfig) -> dict[str, Any]:
@@ -60,6 +63,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     dataset = load_dataset(cfg.dataset)
     cases = select_cases(cfg, dataset.cases)
     tags = {"dataset": dataset.name, "split": cfg.split, "student": cfg.student.name, "kind": "evaluate",
+            "checker": str(OmegaConf.select(cfg, "checker.name", default="professional")),
             "compiled": ",".join(s for s, ref in cfg.programs.items() if ref is not None) or "none"}
     params = {"dataset_content_hash": dataset.content_hash, "n_cases": len(cases)}
     with tracked_run(cfg, f"evaluate/{dataset.name}", run_name=cfg.run_name or default_run_name(cfg), tags=tags,
@@ -81,10 +85,11 @@ def _evaluate(cfg: DictConfig, cases: list[dict], store: str | None):
     from factlab.evals.corpus import corpus_folder
     from factlab.evals.evaluation import EvalSettings, evaluate_cases
     from factlab.matching.claims import usable_encode
-    from factlab.pipeline.build import build_pipeline
+    from factlab.checkers.build import build_checker
 
     sources = cfg.sources or str(corpus_folder(cases, cfg.dataset, Path(cfg.cache_dir) / "eval_corpus"))
-    pipeline, retriever = build_pipeline(OmegaConf.merge(cfg, {"sources": sources}), store=store)
+    pipeline = build_checker(OmegaConf.merge(cfg, {"sources": sources}), store=store)
+    retriever = pipeline.retriever
     for issue in retriever.issues:
         logger.warning("source skipped: %s: %s", issue.path, issue.reason)
     settings = EvalSettings(k=cfg.k, thresholds=dict(cfg.attribution.thresholds),

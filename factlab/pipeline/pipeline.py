@@ -17,14 +17,15 @@ from typing import Any
 from tqdm import tqdm
 
 from factlab.cards.build import build_claim_card, build_error_card, build_paragraph_card, build_report
-from factlab.cards.model import ClaimCard, ParagraphCard
-from factlab.matching.text import similarity
+from factlab.cards.model import ClaimCard, ParagraphCard, Report
+from factlab.matching.text import content_containment, similarity
 from factlab.models.errors import classify_exception
 from factlab.models.lm import LMHandle
 from factlab.pipeline.cache import CacheHit, ClaimCache
 from factlab.pipeline.meter import StageMeter
 from factlab.pipeline.trace import ClaimTrace, DocumentTrace, ParagraphTrace
 from factlab.retrieval.chunking import sentence_spans
+from factlab.rules import consistency
 from factlab.rules.business import BusinessRules, JudgedEvidence
 from factlab.rules.citations import find_citations
 
@@ -39,6 +40,8 @@ def summarise_context(paragraphs: list[str], max_chars: int) -> str:
     >>> summarise_context(["A long first sentence here."], 10)
     'ence here.'
     """
+    if max_chars <= 0:
+        return ""
     firsts = []
     for text in paragraphs:
         spans = sentence_spans(text)
@@ -63,16 +66,32 @@ class Pipeline:
         sources: source records for titles / urls and citation checks.
         progress: show a progress bar over claims.
         skipped_sources: sources that could not be read ("path[:line]: reason"), shown on the report.
+        consistency: settings of the deterministic value checks between claim and evidence
+            (`factlab.rules.consistency.apply`: max_tier, min_overlap); None = off.
+        min_grounding: share of a claim's content words its paragraph must hold (`factlab.checkers.claims.grounded`):
+            a claim restating another paragraph or the context summary is dropped; 0 = off.
+        paragraph_workers: paragraphs whose document-level stages (check-worthiness, extraction, review) run at once.
     """
+
+    name = "professional"
 
     def __init__(self, stages: Mapping[str, Callable], retriever, rules: BusinessRules, student: LMHandle | None,
                  k: int = 5, max_workers: int = 4, context_chars: int = 400, cache: ClaimCache | None = None,
-                 sources: list | None = None, progress: bool = True, skipped_sources: list[str] | None = None) -> None:
+                 sources: list | None = None, progress: bool = True, skipped_sources: list[str] | None = None,
+                 consistency: Mapping[str, Any] | None = None, min_grounding: float = 0.5,
+                 paragraph_workers: int = 1) -> None:
         self.stages, self.retriever, self.rules = dict(stages), retriever, rules
         self.k, self.max_workers, self.context_chars = k, max_workers, context_chars
         self.cache, self.sources, self.progress = cache, sources, progress
         self.skipped_sources = list(skipped_sources or [])
+        self.consistency = dict(consistency) if consistency else None
+        self.min_grounding = float(min_grounding)
+        self.paragraph_workers = int(paragraph_workers)
         self.meter = StageMeter(student)
+
+    def check(self, document: str, name: str = "document") -> Report:
+        """The checker interface (`factlab.checkers.base.Checker`): check one document, return its report."""
+        return self.run(document, name=name).report
 
     # document-level stages -------------------------------------------------------------------------------------
 
@@ -127,17 +146,31 @@ class Pipeline:
                                        evidence=[e.text for e in trace.evidence])
                 trace.judgments = list(pred.judgments)
             stage = "rules"
-            judged = [JudgedEvidence(e, j) for e, j in zip(trace.evidence, trace.judgments, strict=False)]
-            trace.card = self.meter.call(
-                "rules", build_claim_card, claim_id=trace.claim_id, text=trace.text, judged=judged, rules=self.rules,
-                sentence=trace.sentence, vertical=trace.vertical, queries=trace.queries, sources=self.sources)
-            trace.relation = trace.card.relation
+            self.meter.call("rules", self.decide, trace=trace)
         except Exception as exc:  # isolate: this claim fails, the document goes on
             trace.error = classify_exception(stage, exc)
-            trace.card = build_error_card(claim_id=trace.claim_id, text=trace.text, error=str(trace.error),
-                                          sentence=trace.sentence, vertical=trace.vertical or "general",
-                                          queries=trace.queries)
+            self._error_card(trace)
         return trace
+
+    def _error_card(self, trace: ClaimTrace) -> None:
+        trace.card = build_error_card(claim_id=trace.claim_id, text=trace.text, error=str(trace.error),
+                                      sentence=trace.sentence, vertical=trace.vertical or "general",
+                                      queries=trace.queries)
+        trace.card.checker = self.name
+
+    def decide(self, trace: ClaimTrace) -> ClaimCard:
+        """The rules' card of a judged claim, after the consistency signal (when on) has had its say."""
+        judgments, notes = list(trace.judgments), []
+        if self.consistency is not None:
+            judgments, notes = consistency.apply(trace.text, trace.evidence, judgments, **self.consistency)
+        judged = [JudgedEvidence(e, j) for e, j in zip(trace.evidence, judgments, strict=False)]
+        trace.card = build_claim_card(claim_id=trace.claim_id, text=trace.text, judged=judged, rules=self.rules,
+                                      sentence=trace.sentence, vertical=trace.vertical, queries=trace.queries,
+                                      sources=self.sources)
+        trace.card.hints = [*notes, *trace.card.hints]
+        trace.card.checker = self.name
+        trace.relation = trace.card.relation
+        return trace.card
 
     def _process_cached(self, trace: ClaimTrace) -> ClaimTrace:
         """The claim's card from the cache when an earlier run checked the same claim, else processed and cached.
@@ -174,19 +207,53 @@ class Pipeline:
         `review_claims` (per paragraph, list of claims). The trace records what every stage received and gave."""
         fixed = fixed or {}
         paragraphs = fixed["paragraphs"] if "paragraphs" in fixed else self.split(document)
-        units = [self._paragraph(index, paragraphs, fixed) for index in range(len(paragraphs))]
-        todo = [t for unit in units for t in unit.claims if t.card is None]
-        bar = tqdm(total=len(todo), desc="claims", unit="claim", disable=not self.progress)
-        with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
-            for _ in pool.map(lambda t: (self._process_cached(t), bar.update(1)), todo):
-                pass
+        bar = tqdm(total=len(paragraphs), desc="paragraphs", unit="paragraph",
+                   disable=not self.progress or len(paragraphs) < 2)
+
+        def one(index: int) -> ParagraphTrace:
+            unit = self._paragraph(index, paragraphs, fixed)
+            bar.update(1)
+            return unit
+
+        with ThreadPoolExecutor(max_workers=max(1, self.paragraph_workers)) as pool:
+            units = list(pool.map(one, range(len(paragraphs))))
         bar.close()
+        todo = [t for unit in units for t in unit.claims if t.card is None]
+        self.claims_phase(todo)
+        return self.assemble(paragraphs, units, name)
+
+    def assemble(self, paragraphs: list[dict], units: list[ParagraphTrace], name: str) -> DocumentTrace:
+        """The document's trace and report from its paragraphs' traces (every claim carded)."""
         cards = [_paragraph_card(index, paragraph, unit) for index, (paragraph, unit)
                  in enumerate(zip(paragraphs, units, strict=True))]
         chunks = {e.chunk_id: e.text for unit in units for t in unit.claims for e in t.evidence}
         report = build_report(document=name, business=self.rules.name, paragraphs=cards, chunks=chunks,
                               skipped_sources=self.skipped_sources)
+        report.summary["ungrounded_claims"] = sum(len(u.ungrounded) for u in units)
+        report.summary["checker"] = self.name
         return DocumentTrace(paragraphs, units, report)
+
+    def claims_phase(self, todo: list[ClaimTrace]) -> None:
+        """Process every claim that has no card yet: concurrently, each isolated, through the claim cache."""
+        bar = tqdm(total=len(todo), desc="claims", unit="claim", disable=not self.progress)
+        with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
+            for _ in pool.map(lambda t: (self._process_cached(t), bar.update(1)), todo):
+                pass
+        bar.close()
+
+    def ground(self, unit: ParagraphTrace, paragraph: str, claims: list[str]) -> list[str]:
+        """The claims grounded in their paragraph; the others are recorded on the trace (and logged), never checked."""
+        if self.min_grounding <= 0:
+            return list(claims)
+        kept = []
+        for claim in claims:
+            if content_containment(claim, paragraph) >= self.min_grounding:
+                kept.append(claim)
+            else:
+                unit.ungrounded.append(claim)
+                logger.warning("dropped a claim its paragraph does not state (content-word share < %.2f): %r",
+                               self.min_grounding, claim)
+        return kept
 
     def _paragraph(self, index: int, paragraphs: list[dict], fixed: Mapping[str, Any]) -> ParagraphTrace:
         """The document-level stages of one paragraph: sentences, check-worthiness, extraction, review."""
@@ -208,6 +275,8 @@ class Pipeline:
                                           sentence=unit.worthy)
             unit.claims = [trace]
             return unit
+        if "review_claims" not in fixed:  # gold claims are the paragraph's by definition
+            claims = self.ground(unit, paragraph["text"], list(claims))
         unit.claims = [ClaimTrace(f"p{index + 1}-c{i + 1}", c, _source_sentence(c, rows)) for i, c in enumerate(claims)]
         return unit
 

@@ -51,6 +51,7 @@ class ParagraphTrace:
     context: str = ""  # the summary of earlier paragraphs it received
     drafts: list[str] = field(default_factory=list)  # extracted claims, before review
     claims: list[ClaimTrace] = field(default_factory=list)  # reviewed claims (or the placeholder error card)
+    ungrounded: list[str] = field(default_factory=list)  # reviewed claims dropped: their paragraph does not state them
 
     def real_claims(self) -> list[ClaimTrace]:
         """The reviewed claims without the placeholder of a failed extraction."""

@@ -122,6 +122,7 @@ def resolve_model(model: str | Path, store: str | None = None, cache_dir: str | 
                             "MLFLOW_TRACKING_URI) to the store the model was registered in")
     import mlflow.artifacts
 
+    text = _pin_latest(text, store)
     immutable = text.startswith("runs:/") or text.rstrip("/").rsplit("/", 1)[-1].isdigit()  # not an alias
     root = Path(cache_dir) if cache_dir is not None else cache_root() / "models" / "mlflow"
     target = root / hashlib.sha256(f"{store}|{text}".encode()).hexdigest()[:16]
@@ -139,6 +140,23 @@ def resolve_model(model: str | Path, store: str | None = None, cache_dir: str | 
     shutil.copytree(local, target)
     (target / ".complete").write_text(text)
     return target
+
+
+def _pin_latest(uri: str, store: str) -> str:
+    """`models:/<name>/latest` as the newest registered version's `models:/<name>/<N>` (other URIs unchanged)."""
+    if not (uri.startswith("models:/") and uri.rstrip("/").endswith("/latest")):
+        return uri
+    name = uri.removeprefix("models:/").rstrip("/").removesuffix("/latest")
+    from mlflow.tracking import MlflowClient
+
+    try:
+        versions = [int(v.version) for v in MlflowClient(tracking_uri=store).search_model_versions(f"name='{name}'")]
+    except Exception as exc:  # MLflow raises several types for a store without a registry
+        raise ModelRefError(f"model {uri!r}: cannot list versions of {name!r} in MLflow store {store} ({exc})") from exc
+    if not versions:
+        raise ModelRefError(f"model {uri!r}: no version of {name!r} is registered in MLflow store {store}; train one "
+                            f"(`python train.py recipe=...`, docs/small_models.md) or set the model to a folder")
+    return f"models:/{name}/{max(versions)}"
 
 
 def _artifact_uri(uri: str, store: str) -> str:

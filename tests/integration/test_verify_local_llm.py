@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from factlab.config import compose_config
-from factlab.pipeline.job import run
+from factlab.checkers.job import run
 from factlab.schema import LABELS, RISK_LEVELS
 
 pytestmark = pytest.mark.llm

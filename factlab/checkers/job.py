@@ -1,4 +1,6 @@
-"""The verify job: check one document against a folder of sources and write cards.json, report.html and run.json.
+"""The verify job: check one document against a folder of sources with the configured checker (`checker=fast |
+professional | funnel`) and write cards.json, report.html and run.json; `checker=nearline` checks a folder or JSONL of
+documents (factlab.checkers.nearline).
 
 `run(cfg)` is what verify.py calls; tests call it directly with a composed config. `failure(summary, share)` says
 whether the run could not check what it was asked to (verify.py then exits non-zero).
@@ -14,7 +16,7 @@ from omegaconf import DictConfig
 from factlab.atomic import write_json
 from factlab.cards.build import build_report
 from factlab.cards.model import write_cards_json
-from factlab.pipeline.build import build_pipeline
+from factlab.checkers.build import build_checker, checker_name
 from factlab.pipeline.pipeline import checkable_sentences
 from factlab.report.html import write_report_html
 from factlab.runtime import configure_lm_cache, prepare_offline_env
@@ -29,6 +31,10 @@ def run(cfg: DictConfig) -> dict:
     """
     prepare_offline_env()
     configure_lm_cache(cfg.lm_cache_dir)
+    if checker_name(cfg) == "nearline":
+        from factlab.checkers.nearline import run as run_nearline
+
+        return run_nearline(cfg)
     document = read_text_file(cfg.input, max_chars=cfg.max_document_chars)
     if not Path(cfg.sources).exists():
         raise InputError(f"sources folder not found: {cfg.sources} (set sources=<folder>)")
@@ -37,17 +43,22 @@ def run(cfg: DictConfig) -> dict:
     with tracked_run(cfg, "verify", run_name=Path(cfg.input).name) as track:
         if not checkable_sentences(document):
             report = build_report(document=str(cfg.input), business=cfg.business.name, paragraphs=[])
-            costs, cache_hits, issues = {}, None, []
+            costs, cache_hits, issues, load_s, check_s = {}, None, [], 0.0, 0.0
         else:
-            pipeline, retriever = build_pipeline(cfg, store=track.tracking_uri)
-            for issue in retriever.issues:
+            loading = time.perf_counter()
+            checker = build_checker(cfg, store=track.tracking_uri)
+            load_s = time.perf_counter() - loading
+            for issue in checker.retriever.issues:
                 print(f"warning: source skipped: {issue}")
-            report = pipeline.run(document, name=str(cfg.input)).report
-            costs, issues = pipeline.meter.costs(), [str(i) for i in retriever.issues]
-            cache_hits = pipeline.cache.hits if pipeline.cache else None
+            checking = time.perf_counter()
+            report = checker.run(document, name=str(cfg.input)).report
+            check_s = time.perf_counter() - checking
+            costs, issues = checker.meter.costs(), [str(i) for i in checker.retriever.issues]
+            cache_hits = checker.cache.hits if checker.cache else None
         write_cards_json(report, out / "cards.json")
         write_report_html(report, out / "report.html")
         summary = {"output_dir": str(out), "seconds": round(time.perf_counter() - started, 2),
+                   "checker": checker_name(cfg), "load_s": round(load_s, 2), "check_s": round(check_s, 2),
                    "summary": report.summary, "costs": costs, "claim_cache": cache_hits, "ingest_issues": issues}
         write_json(out / "run.json", summary, indent=2)
         track.log_metrics({f"claims/{k}": v for k, v in report.summary["labels"].items()}
