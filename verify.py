@@ -15,8 +15,8 @@ from omegaconf import DictConfig
 
 @hydra.main(config_path="conf", config_name="verify", version_base="1.3")
 def main(cfg: DictConfig) -> float:
-    from factlab.cli import exit_on_user_error
     from factlab.checkers.job import failure, run
+    from factlab.cli import exit_on_user_error
 
     result = exit_on_user_error(run, cfg)
     labels = result["summary"]["labels"]

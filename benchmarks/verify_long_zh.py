@@ -29,8 +29,8 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="factlab-bench-"))
     os.environ["FACTLAB_CACHE"] = str(work / "cache")  # fresh claim cache and index; models are re-assembled
-    from factlab.config import compose_config
     from factlab.checkers.job import run
+    from factlab.config import compose_config
 
     text = Path(args.input).read_text(encoding="utf-8")
     print(f"document: {args.input} ({len(text)} characters); sources: {args.sources}")

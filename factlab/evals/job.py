@@ -82,10 +82,10 @@ def _evaluate(cfg: DictConfig, cases: list[dict], store: str | None):
     """Build the pipeline over the cases' sources and evaluate every case (scores, attribution, costs)."""
     from hydra.utils import instantiate
 
+    from factlab.checkers.build import build_checker
     from factlab.evals.corpus import corpus_folder
     from factlab.evals.evaluation import EvalSettings, evaluate_cases
     from factlab.matching.claims import usable_encode
-    from factlab.checkers.build import build_checker
 
     sources = cfg.sources or str(corpus_folder(cases, cfg.dataset, Path(cfg.cache_dir) / "eval_corpus"))
     pipeline = build_checker(OmegaConf.merge(cfg, {"sources": sources}), store=store)

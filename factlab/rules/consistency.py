@@ -31,7 +31,8 @@ CONFIDENCE = 0.9  # the confidence of a contradiction found by a rule: above eve
 _UNITS = {  # unit spelling -> (dimension, canonical unit)
     **{u: ("percent", "%") for u in ("%", "percent", "per cent", "百分之")},
     **{u: ("mass", u) for u in ("mg", "g", "kg", "μg", "µg", "mcg", "t")},
-    **{"毫克": ("mass", "mg"), "克": ("mass", "g"), "千克": ("mass", "kg"), "公斤": ("mass", "kg"), "吨": ("mass", "t")},
+    **{"毫克": ("mass", "mg"), "克": ("mass", "g"), "千克": ("mass", "kg"), "公斤": ("mass", "kg"),
+       "吨": ("mass", "t")},
     **{u: ("length", u) for u in ("mm", "cm", "m", "km", "nm", "μm")},
     **{"毫米": ("length", "mm"), "厘米": ("length", "cm"), "米": ("length", "m"), "公里": ("length", "km"),
        "千米": ("length", "km")},
@@ -46,12 +47,12 @@ _UNITS = {  # unit spelling -> (dimension, canonical unit)
     "倍": ("ratio", "倍"), "fold": ("ratio", "倍"),
 }
 _UNIT_PATTERN = "|".join(sorted((re.escape(u) for u in _UNITS), key=len, reverse=True))
-_QUANTITY = re.compile(rf"(?<![A-Za-z0-9.])(\d{{1,3}}(?:[,\u202f\u2009 ]\d{{3}})+(?![\d.])|\d+(?:\.\d+)?)(?:\s*({_UNIT_PATTERN})(?![a-z]))?",
-                       re.IGNORECASE)
+_NUMBER = r"\d{1,3}(?:[,\u202f\u2009 ]\d{3})+(?![\d.])|\d+(?:\.\d+)?"  # thousands separated, or plain
+_QUANTITY = re.compile(rf"(?<![A-Za-z0-9.])({_NUMBER})(?:\s*({_UNIT_PATTERN})(?![a-z]))?", re.IGNORECASE)
 _YEAR = re.compile(r"^(1[5-9]\d\d|20\d\d)$")
 _NAME = re.compile(r"(?<![\w])([A-Z][a-z]+(?:[ -][A-Z][a-z]+)*)")
-_NAME_STOP = frozenset("The A An In On At Of For By With From And But Or This That These Those It Its They Their We Our "
-                       "He She His Her After Before During Since When While Although However According".split())
+_NAME_STOP = frozenset("The A An In On At Of For By With From And But Or This That These Those It Its They Their We "
+                       "Our He She His Her After Before During Since When While Although However According".split())
 NUMERIC_KINDS = ("year", "percent", "quantity", "unit")
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from factlab.config import compose_config
 from factlab.checkers.job import run
+from factlab.config import compose_config
 from factlab.schema import LABELS, RISK_LEVELS
 
 pytestmark = pytest.mark.llm

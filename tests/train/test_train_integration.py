@@ -65,8 +65,8 @@ def test_registered_judge_answers_as_the_stage(trained):
 
 @pytest.mark.llm
 def test_verify_pipeline_runs_with_the_trained_judge(trained, penicillin_world, tmp_path):
-    from factlab.pipeline.build import build_stages
     from factlab.checkers.job import run
+    from factlab.pipeline.build import build_stages
 
     document, sources = penicillin_world  # the smallest real input: the point is the plugged-in judge
     cfg = compose_config("verify", [
