@@ -20,7 +20,11 @@ def main(cfg: DictConfig) -> float:
 
     result = exit_on_user_error(run, cfg)
     labels = result["summary"]["labels"]
-    print(f"cards: {result['output_dir']}/cards.json  report: {result['output_dir']}/report.html")
+    if "results" in result:  # checker=nearline
+        print(f"results: {result['results']}  documents: {result['documents']} ({result['skipped_done']} already "
+              f"done)  {result['documents_per_min']} documents/min  {result['claims_per_s']} claims/s")
+    else:
+        print(f"cards: {result['output_dir']}/cards.json  report: {result['output_dir']}/report.html")
     print(f"claims: {result['summary']['claims']}  labels: {labels}  errors: {result['summary']['errors']}  "
           f"({result['seconds']}s)")
     reason = failure(result, cfg.max_error_share)
