@@ -39,13 +39,15 @@ def fast_stages(checker_cfg: DictConfig, paragraphs_cfg: DictConfig | None = Non
     models = checker_cfg.models
     return {
         "paragraphs": splitter,
-        "checkworthy": load_stage_classifier("checkworthy", models.checkworthy, batch_size=checker_cfg.batch_size),
+        "checkworthy": load_stage_classifier("checkworthy", models.checkworthy, batch_size=checker_cfg.batch_size,
+                                             int8=checker_cfg.int8),
         "extract_claims": SentenceClaims(),
         "review_claims": GroundedReview(checker_cfg.min_grounding),
-        "vertical": load_stage_classifier("vertical", models.vertical, batch_size=checker_cfg.batch_size),
+        "vertical": load_stage_classifier("vertical", models.vertical, batch_size=checker_cfg.batch_size,
+                                          int8=checker_cfg.int8),
         "query_rewrite": ClaimQueries(),
         "judge": load_stage_classifier("judge", models.judge, batch_size=checker_cfg.batch_size,
-                                       max_snippets=checker_cfg.max_snippets),
+                                       int8=checker_cfg.int8, max_snippets=checker_cfg.max_snippets),
     }
 
 

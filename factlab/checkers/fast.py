@@ -25,6 +25,7 @@ from factlab.models.errors import classify_exception
 from factlab.pipeline.pipeline import Pipeline, _sentence_spans, _source_sentence
 from factlab.pipeline.trace import ClaimTrace, DocumentTrace, ParagraphTrace
 from factlab.programs.checkworthy import CLASSIFIER_LABELS as CHECKWORTHY_LABELS
+from factlab.retrieval.encoders import CachedEncoder
 from factlab.schema import Judgment
 
 logger = logging.getLogger(__name__)
@@ -50,6 +51,8 @@ class FastChecker(Pipeline):
                          cache=None, sources=sources, progress=progress, skipped_sources=skipped_sources,
                          consistency=consistency, min_grounding=min_grounding)
         self.max_snippets = max_snippets
+        if not isinstance(retriever.encoder, CachedEncoder):  # claims and the chunks they share: embedded once
+            retriever.encoder = CachedEncoder(retriever.encoder)
 
     def _classifier(self, stage: str):
         return self.stages[stage].classifier
@@ -120,6 +123,8 @@ class FastChecker(Pipeline):
         verticals = self.meter.call("vertical", self._classifier("vertical").predict, texts=texts)
         for trace, (vertical, _) in zip(todo, verticals, strict=True):
             trace.vertical, trace.queries = vertical, [trace.text]
+        encoder = self.retriever.encoder
+        getattr(encoder, "encode_queries", encoder.encode)(texts)  # every claim's query vector in one batch
         bar = tqdm(total=len(todo), desc="retrieval", unit="claim", disable=not self.progress)
 
         def retrieve(trace: ClaimTrace) -> None:

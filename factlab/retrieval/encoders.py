@@ -174,3 +174,42 @@ class E5Encoder(MeanPoolEncoder):
         from factlab.runtime import resolve_base_model
 
         return resolve_base_model("pkg://factlab.models.e5")
+
+
+class CachedEncoder:
+    """An encoder that remembers every text it embedded (per side), and embeds only the texts it has not seen, in one
+    batch. The fast checker wraps the retriever's encoder in it: claims are embedded once in a batch before their
+    searches, and the sentences of a chunk that many claims retrieve are embedded once per document set.
+
+    >>> inner = HashingEncoder()
+    >>> cached = CachedEncoder(inner)
+    >>> bool((cached.encode(["a b", "c"]) == inner.encode(["a b", "c"])).all()), cached.misses
+    (True, 2)
+    >>> _ = cached.encode(["c", "a b", "d"]); cached.misses
+    3
+    """
+
+    def __init__(self, inner, max_items: int = 200_000) -> None:
+        self.inner, self.max_items, self.misses = inner, max_items, 0
+        self._cache: dict[tuple[str, str], np.ndarray] = {}
+        if hasattr(inner, "encode_queries"):
+            self.encode_queries = lambda texts: self._encode(texts, "query", inner.encode_queries)
+
+    def __getattr__(self, name: str):  # name, dimension, model path ...: the inner encoder's
+        return getattr(self.inner, name)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return self._encode(texts, "passage", self.inner.encode)
+
+    def _encode(self, texts: list[str], side: str, encode) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if (side, t) not in self._cache))
+        if missing and len(self._cache) + len(missing) > self.max_items:  # full: start again (bounded memory)
+            self._cache.clear()
+            missing = list(dict.fromkeys(texts))
+        if missing:
+            for text, row in zip(missing, np.asarray(encode(missing), dtype=np.float32), strict=True):
+                self._cache[(side, text)] = row
+            self.misses += len(missing)
+        if not texts:
+            return np.asarray(encode([]), dtype=np.float32)
+        return np.stack([self._cache[(side, t)] for t in texts])

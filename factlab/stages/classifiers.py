@@ -72,13 +72,15 @@ class VerticalModel(dspy.Module):
 _MODULES = {"judge": JudgeClassifier, "checkworthy": CheckworthyClassifier, "vertical": VerticalModel}
 
 
-def load_stage_classifier(stage: str, model: str | Path, batch_size: int = 32, **options) -> dspy.Module:
+def load_stage_classifier(stage: str, model: str | Path, batch_size: int = 32, int8: bool = False,
+                          **options) -> dspy.Module:
     """The stage `stage` backed by the classifier at `model`.
 
     Args:
         stage: judge, checkworthy or vertical.
         model: a model folder, `models:/<name>/<version>` or `runs:/<run id>/model`.
         batch_size: inputs per forward pass.
+        int8: serve with int8 Linear layers (torch dynamic quantisation).
         options: keyword options of the stage module (judge: max_snippets).
 
     Raises:
@@ -87,7 +89,7 @@ def load_stage_classifier(stage: str, model: str | Path, batch_size: int = 32, *
     """
     if stage not in _MODULES:
         raise ModelSourceError(f"no classifier backend for stage {stage!r}; expected one of {', '.join(_MODULES)}")
-    classifier = SequenceClassifier(resolve_model(model), batch_size=batch_size)
+    classifier = SequenceClassifier(resolve_model(model), batch_size=batch_size, int8=int8)
     if classifier.stage != stage:
         raise ModelSourceError(f"model {model!r} was trained for stage {classifier.stage!r}, not {stage!r}; train "
                                f"one with `python train.py recipe=distill_{stage}`")

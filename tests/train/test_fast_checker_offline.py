@@ -1,5 +1,5 @@
-"""The fast checker end to end, offline, on classifiers trained here from the packaged MiniLM (a few steps each): verify.py's
-job writes the same cards / report / run.json, and no LM server is ever started or LM built."""
+"""The fast checker end to end, offline, on classifiers trained here from the packaged MiniLM (a few steps each):
+verify.py's job writes the same cards / report / run.json, and no LM server is ever started or LM built."""
 
 from __future__ import annotations
 
