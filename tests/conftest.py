@@ -39,3 +39,30 @@ def penicillin_world(tmp_path):
     document.write_text("# Penicillin\n\nAlexander Fleming discovered penicillin in 1938. It saved many lives.\n",
                         encoding="utf-8")
     return document, sources
+
+
+@pytest.fixture
+def hashing_retriever(tmp_path):
+    """hashing_retriever(sources) -> a Retriever over a corpus.jsonl of these source dicts (hashing encoder)."""
+    import json
+
+    from factlab.config import compose_config
+    from factlab.retrieval.encoders import HashingEncoder
+    from factlab.retrieval.retriever import Retriever
+
+    def build(sources: list[dict]):
+        folder = tmp_path / "sources"
+        folder.mkdir(exist_ok=True)
+        (folder / "corpus.jsonl").write_text("".join(json.dumps(s) + "\n" for s in sources))
+        cfg = compose_config("verify", ["input=x", "sources=y"]).retrieval
+        return Retriever.build(folder, tmp_path / "index", cfg, encoder=HashingEncoder())
+
+    return build
+
+
+@pytest.fixture
+def default_rules():
+    """The business rules of a default verify config."""
+    from factlab.config import compose_config
+
+    return instantiate(compose_config("verify", ["input=x", "sources=y"]).business)

@@ -6,7 +6,6 @@ the context; the config group composes."""
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import dspy
 import pytest
@@ -19,8 +18,6 @@ from factlab.checkers.funnel import FunnelChecker, FunnelPolicy
 from factlab.config import compose_config
 from factlab.pipeline.pipeline import Pipeline
 from factlab.programs.paragraphs import ParagraphSplitter
-from factlab.retrieval.encoders import HashingEncoder
-from factlab.retrieval.retriever import Retriever
 from factlab.schema import RELATIONS, Judgment
 from factlab.stages.classifiers import CheckworthyClassifier, JudgeClassifier, VerticalModel
 
@@ -73,19 +70,13 @@ def fast_stages(judge=unsure_judge, vertical=lambda text, _: "science"):
 
 
 @pytest.fixture
-def retriever(tmp_path):
-    folder = tmp_path / "sources"
-    folder.mkdir()
-    (folder / "corpus.jsonl").write_text("".join(json.dumps(s) + "\n" for s in SOURCES))
-    cfg = compose_config("verify", ["input=x", "sources=y"]).retrieval
-    return Retriever.build(folder, tmp_path / "index", cfg, encoder=HashingEncoder())
+def retriever(hashing_retriever):
+    return hashing_retriever(SOURCES)
 
 
 @pytest.fixture
-def rules():
-    from hydra.utils import instantiate
-
-    return instantiate(compose_config("verify", ["input=x", "sources=y"]).business)
+def rules(default_rules):
+    return default_rules
 
 
 def fast(retriever, rules, **kw):

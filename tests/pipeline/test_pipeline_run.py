@@ -3,17 +3,13 @@ planted contradiction -> wrong, failure isolation, gold substitution, claim cach
 
 from __future__ import annotations
 
-import json
-
 import dspy
 import pytest
 
-from factlab.config import compose_config
 from factlab.pipeline.cache import ClaimCache
 from factlab.pipeline.pipeline import Pipeline
 from factlab.programs.paragraphs import ParagraphSplitter
 from factlab.retrieval.encoders import HashingEncoder
-from factlab.retrieval.retriever import Retriever
 from factlab.schema import Judgment
 
 DOC = (
@@ -61,19 +57,13 @@ def fake_stages(fail_on: str | None = None):
 
 
 @pytest.fixture
-def retriever(tmp_path):
-    folder = tmp_path / "sources"
-    folder.mkdir()
-    (folder / "corpus.jsonl").write_text("".join(json.dumps(s) + "\n" for s in SOURCES))
-    cfg = compose_config("verify", ["input=x", "sources=y"]).retrieval
-    return Retriever.build(folder, tmp_path / "index", cfg, encoder=HashingEncoder())
+def retriever(hashing_retriever):
+    return hashing_retriever(SOURCES)
 
 
 @pytest.fixture
-def rules():
-    from hydra.utils import instantiate
-
-    return instantiate(compose_config("verify", ["input=x", "sources=y"]).business)
+def rules(default_rules):
+    return default_rules
 
 
 def make(retriever, rules, stages, cache=None):
