@@ -165,21 +165,6 @@ def load_sets(ocnli_cap: int, mix_cap: int, edit_cap: int, seed: int) -> dict:
             "edits": [row for family in FAMILIES for row in seeded_sample(edited[family], edit_cap, seed)]}
 
 
-class Int8:
-    """A judge with dynamic int8 quantisation of every Linear layer (weights int8, activations quantised per call)."""
-
-    def __init__(self, classifier) -> None:
-        import torch
-
-        self.inner = classifier
-        classifier.model = torch.ao.quantization.quantize_dynamic(classifier.model, {torch.nn.Linear},
-                                                                  dtype=torch.qint8)
-        self.support_threshold = classifier.support_threshold
-
-    def predict_proba(self, texts, pairs):
-        return self.inner.predict_proba(texts, pairs)
-
-
 def stage_program_on(stage: str, lm: str):
     """(LM handle, the stage program, the stage config) on a conf/lm option, DSPy's cache off: every call is real."""
     from hydra.utils import instantiate
@@ -248,7 +233,8 @@ def main() -> None:
         results.append(row)
         print(json.dumps(row))
         if name in args.int8:
-            quantised = evaluate(f"{name} int8", Int8(SequenceClassifier(folder, batch_size=32)), sets, args.threads)
+            int8 = SequenceClassifier(folder, batch_size=32, int8=True)
+            quantised = evaluate(f"{name} int8", int8, sets, args.threads)
             results.append({**quantised, "parameters": row["parameters"], "base_model": row["base_model"]})
             print(json.dumps(results[-1]))
     for lm in args.lm:

@@ -114,9 +114,7 @@ def main() -> None:
         results.append({"judge": name, "variant": "torch fp32", "pairs_per_s": fp32["pairs_per_s"],
                         "argmax_agreement": 1.0, "max_abs_dp": 0.0, "size_mb": size_mb(folder),
                         "layers": base.model.config.num_hidden_layers})
-        quantised = SequenceClassifier(folder, batch_size=32)
-        quantised.model = torch.ao.quantization.quantize_dynamic(quantised.model, {torch.nn.Linear},
-                                                                 dtype=torch.qint8)
+        quantised = SequenceClassifier(folder, batch_size=32, int8=True)
         results.append({"judge": name, "variant": "torch dynamic int8", **_public(measure(quantised, rows,
                                                                                           fp32["probs"]))})
         if quantize_dynamic is not None:
