@@ -11,9 +11,9 @@ What it loses against the LM extraction (measured in docs/checkers.md): a compou
 splits "A rose 5% and B fell 3%" into two); a pronoun in mid-sentence, a subject named only in an earlier paragraph
 and a place carried implicitly are not resolved; nothing is paraphrased into a standalone statement.
 
-The grounding guard (`grounded`) is applied to the claims of every checker: a claim whose content words are mostly
-not in its paragraph (it restates an earlier paragraph, or the context summary an LM was shown) is dropped, never
-checked as if the paragraph said it.
+The grounding guard (`factlab.matching.text.grounded`) is applied to the claims of every checker: a claim whose
+content words are mostly not in its paragraph (it restates an earlier paragraph, or the context summary an LM was
+shown) is dropped, never checked as if the paragraph said it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import dspy
 
-from factlab.matching.text import content_containment
+from factlab.matching.text import grounded
 from factlab.retrieval.chunking import sentence_spans
 
 _EN_PRONOUN = re.compile(r"^(It|They|He|She|This|These|Its|Their|His|Her)\b\s*")
@@ -109,30 +109,30 @@ def sentence_claim(sentence: str, before: Sequence[str]) -> tuple[str, str]:
     return claim, "; ".join(done)
 
 
-def grounded(claim: str, paragraph: str, min_share: float) -> bool:
-    """Whether a claim's content words are (at least `min_share` of them) in its paragraph's text (the test
-    `factlab.pipeline.Pipeline.ground` applies to every checker's claims).
+def sentence_claims(rows: Sequence[str], worthy: Sequence[bool] | None = None,
+                    before: Sequence[str] = ()) -> list[tuple[int, str, str]]:
+    """(index, claim, what was done) for each worthy sentence of `rows`, decontextualised from every sentence before
+    it (`before`, then the earlier rows, worthy or not).
 
-    >>> grounded("Aspirin reduces fever.", "It reduces fever, as aspirin does.", 0.5)
-    True
-    >>> grounded("The X1 was launched in 2019.", "Critics loved the design.", 0.5)
-    False
+    >>> sentence_claims(["Aspirin is a drug.", "I love it.", "It reduces fever."], [False, False, True])
+    [(2, 'Aspirin reduces fever.', 'pronoun It -> Aspirin')]
     """
-    return content_containment(claim, paragraph) >= min_share
+    seen, out = list(before), []
+    for index, sentence in enumerate(rows):
+        if worthy is None or worthy[index]:
+            out.append((index, *sentence_claim(sentence, seen)))
+        seen.append(sentence)
+    return out
 
 
 class SentenceClaims(dspy.Module):
     """The extract_claims stage without an LM: every sentence of the text becomes its claim, decontextualised from
-    the sentences before it (`sentence_claim`). `paragraph` is the text to take claims from; `context` (the text before
-    it in the paragraph, or "") supplies subjects and years."""
+    the sentences before it (`sentence_claims`). `paragraph` is the text to take claims from; `context` (the text
+    before it in the paragraph, or "") supplies subjects and years."""
 
     def forward(self, paragraph: str, context: str = "") -> dspy.Prediction:
-        before = sentences(context)
-        claims = []
-        for sentence in sentences(paragraph):
-            claims.append(sentence_claim(sentence, before)[0])
-            before.append(sentence)
-        return dspy.Prediction(claims=claims)
+        return dspy.Prediction(claims=[c for _, c, _ in sentence_claims(sentences(paragraph),
+                                                                         before=sentences(context))])
 
 
 class GroundedReview(dspy.Module):

@@ -20,9 +20,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from factlab.checkers.claims import sentence_claim
+from factlab.checkers.claims import sentence_claims
 from factlab.models.errors import classify_exception
-from factlab.pipeline.pipeline import Pipeline, _sentence_spans, _source_sentence
+from factlab.pipeline.pipeline import Pipeline, sentence_rows, source_sentence
 from factlab.pipeline.trace import ClaimTrace, DocumentTrace, ParagraphTrace
 from factlab.programs.checkworthy import CLASSIFIER_LABELS as CHECKWORTHY_LABELS
 from factlab.retrieval.encoders import CachedEncoder
@@ -69,10 +69,7 @@ class FastChecker(Pipeline):
 
     def checkworthy_all(self, paragraphs: list[dict]) -> list[list[dict]]:
         """Every sentence of every paragraph with its check-worthiness, from one batched classifier pass."""
-        rows = []
-        for paragraph in paragraphs:
-            rows.append([{"text": paragraph["text"][a:b].strip(), "start": paragraph["start"] + a,
-                          "end": paragraph["start"] + b} for a, b in _sentence_spans(paragraph["text"])])
+        rows = [sentence_rows(paragraph) for paragraph in paragraphs]
         flat = [row for group in rows for row in group]
         if not flat:
             return rows
@@ -89,17 +86,14 @@ class FastChecker(Pipeline):
             return super()._paragraph(index, paragraphs, fixed)
         rows = fixed["checkworthy"][index]
         unit = ParagraphTrace(sentences=rows, worthy=" ".join(r["text"] for r in rows if r["checkworthy"]))
-        before, claims = [], []
-        for row in rows:
-            if row["checkworthy"]:
-                claim, how = sentence_claim(row["text"], before)
-                claims.append(claim)
-                if how:
-                    row["decontextualised"] = how
-            before.append(row["text"])
+        claims = []
+        for i, claim, how in sentence_claims([r["text"] for r in rows], [r["checkworthy"] for r in rows]):
+            claims.append(claim)
+            if how:
+                rows[i]["decontextualised"] = how
         unit.drafts = list(claims)
         claims = self.ground(unit, paragraphs[index]["text"], list(dict.fromkeys(claims)))
-        unit.claims = [ClaimTrace(f"p{index + 1}-c{i + 1}", c, _source_sentence(c, rows)) for i, c in enumerate(claims)]
+        unit.claims = [ClaimTrace(f"p{index + 1}-c{i + 1}", c, source_sentence(c, rows)) for i, c in enumerate(claims)]
         return unit
 
     # claim-level: batched ------------------------------------------------------------------------------------

@@ -97,6 +97,18 @@ def content_containment(part: str, whole: str) -> float:
     return sum((fp & _features(whole)).values()) / sum(fp.values())
 
 
+def grounded(claim: str, paragraph: str, min_share: float) -> bool:
+    """Whether at least `min_share` of a claim's content words are in its paragraph's text: the grounding guard every
+    checker applies to its claims (a claim restating another paragraph or a context summary fails it).
+
+    >>> grounded("Aspirin reduces fever.", "It reduces fever, as aspirin does.", 0.5)
+    True
+    >>> grounded("The X1 was launched in 2019.", "Critics loved the design.", 0.5)
+    False
+    """
+    return content_containment(claim, paragraph) >= min_share
+
+
 def numbers(text: str) -> set[str]:
     """The numbers a text states, thousands separators dropped.
 

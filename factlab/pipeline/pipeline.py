@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 from factlab.cards.build import build_claim_card, build_error_card, build_paragraph_card, build_report
 from factlab.cards.model import ClaimCard, ParagraphCard, Report
-from factlab.matching.text import content_containment, similarity
+from factlab.matching.text import grounded, similarity
 from factlab.models.errors import classify_exception
 from factlab.models.lm import LMHandle
 from factlab.pipeline.cache import CacheHit, ClaimCache
@@ -101,11 +101,9 @@ class Pipeline:
     def checkworthy_sentences(self, paragraph: dict) -> list[dict]:
         """Sentences of a paragraph with the check-worthiness verdict; a failed call keeps the sentence."""
         out = []
-        for start, end in _sentence_spans(paragraph["text"]):
-            text = paragraph["text"][start:end].strip()
-            row = {"text": text, "start": paragraph["start"] + start, "end": paragraph["start"] + end}
+        for row in sentence_rows(paragraph):
             try:
-                pred = self.meter.call("checkworthy", self.stages["checkworthy"], text=text)
+                pred = self.meter.call("checkworthy", self.stages["checkworthy"], text=row["text"])
                 row.update(checkworthy=bool(pred.checkworthy), reason=str(getattr(pred, "reason", "")))
             except Exception as exc:  # keep the sentence: unverifiable beats silently dropped
                 error = classify_exception("checkworthy", exc)
@@ -247,7 +245,7 @@ class Pipeline:
             return list(claims)
         kept = []
         for claim in claims:
-            if content_containment(claim, paragraph) >= self.min_grounding:
+            if grounded(claim, paragraph, self.min_grounding):
                 kept.append(claim)
             else:
                 unit.ungrounded.append(claim)
@@ -277,7 +275,7 @@ class Pipeline:
             return unit
         if "review_claims" not in fixed:  # gold claims are the paragraph's by definition
             claims = self.ground(unit, paragraph["text"], list(claims))
-        unit.claims = [ClaimTrace(f"p{index + 1}-c{i + 1}", c, _source_sentence(c, rows)) for i, c in enumerate(claims)]
+        unit.claims = [ClaimTrace(f"p{index + 1}-c{i + 1}", c, source_sentence(c, rows)) for i, c in enumerate(claims)]
         return unit
 
 
@@ -305,6 +303,12 @@ def _served(trace: ClaimTrace, card: ClaimCard, hit: CacheHit) -> ClaimTrace:
     trace.card, trace.cached = card, True
     trace.vertical, trace.queries, trace.relation = card.vertical, card.queries, card.relation
     return trace
+
+
+def sentence_rows(paragraph: dict) -> list[dict]:
+    """The sentences of a paragraph as rows {"text", "start", "end"} (document offsets), headings skipped."""
+    return [{"text": paragraph["text"][a:b].strip(), "start": paragraph["start"] + a, "end": paragraph["start"] + b}
+            for a, b in _sentence_spans(paragraph["text"])]
 
 
 def checkable_sentences(document: str) -> bool:
@@ -336,7 +340,7 @@ def _sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _source_sentence(claim: str, rows: list[dict]) -> str:
+def source_sentence(claim: str, rows: list[dict]) -> str:
     """The check-worthy sentence a claim most likely came from (highest token overlap)."""
     worthy = [r["text"] for r in rows if r["checkworthy"]] or [r["text"] for r in rows]
     return max(worthy, key=lambda s: similarity(claim, s), default="")
