@@ -33,9 +33,7 @@ def checker_name(cfg: DictConfig) -> str:
 
 def fast_stages(checker_cfg: DictConfig, paragraphs_cfg: DictConfig | None = None, store: str | None = None) -> dict:
     """The fast checker's seven stages: the trained classifiers of `checker_cfg.models`, the rest deterministic."""
-    splitter = (ParagraphSplitter(**{k: v for k, v in OmegaConf.to_container(paragraphs_cfg.program).items()
-                                     if k != "_target_" and k != "use_lm"})
-                if paragraphs_cfg is not None else ParagraphSplitter())
+    splitter = instantiate(paragraphs_cfg.program, use_lm=False) if paragraphs_cfg is not None else ParagraphSplitter()
     models = checker_cfg.models
     return {
         "paragraphs": splitter,
@@ -73,12 +71,10 @@ def build_fast(cfg: DictConfig, checker_cfg: DictConfig, retriever: Retriever | 
 def build_professional(cfg: DictConfig, checker_cfg: DictConfig | None, student=None, retriever=None,
                        store: str | None = None):
     """Today's LM pipeline, with the professional checker's grounding / consistency / paragraph settings."""
-    pipeline, _ = build_pipeline(cfg, student=student, retriever=retriever, store=store)
-    if checker_cfg is not None:
-        pipeline.min_grounding = float(checker_cfg.min_grounding)
-        pipeline.consistency = _container(checker_cfg.consistency)
-        pipeline.paragraph_workers = int(checker_cfg.paragraph_workers)
-    return pipeline
+    options = {} if checker_cfg is None else {"min_grounding": checker_cfg.min_grounding,
+                                              "consistency": _container(checker_cfg.consistency),
+                                              "paragraph_workers": checker_cfg.paragraph_workers}
+    return build_pipeline(cfg, student=student, retriever=retriever, store=store, **options)[0]
 
 
 def build_checker(cfg: DictConfig, student=None, retriever: Retriever | None = None, store: str | None = None):

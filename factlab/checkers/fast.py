@@ -47,9 +47,10 @@ class FastChecker(Pipeline):
                  max_snippets: int = 5, sources: list | None = None, progress: bool = True,
                  skipped_sources: list[str] | None = None, consistency: Mapping[str, Any] | None = None,
                  min_grounding: float = 0.5) -> None:
-        super().__init__(stages, retriever, rules, student=None, k=k, max_workers=max_workers, context_chars=0,
-                         cache=None, sources=sources, progress=progress, skipped_sources=skipped_sources,
-                         consistency=consistency, min_grounding=min_grounding)
+        # only the snippets it judges are retrieved (and compressed): the top `max_snippets` of a search for `k`
+        super().__init__(stages, retriever, rules, student=None, k=min(k, max_snippets), max_workers=max_workers,
+                         context_chars=0, cache=None, sources=sources, progress=progress,
+                         skipped_sources=skipped_sources, consistency=consistency, min_grounding=min_grounding)
         self.max_snippets = max_snippets
         if not isinstance(retriever.encoder, CachedEncoder):  # claims and the chunks they share: embedded once
             retriever.encoder = CachedEncoder(retriever.encoder)
@@ -132,15 +133,13 @@ class FastChecker(Pipeline):
         with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
             list(pool.map(retrieve, todo))
         bar.close()
-        pairs = [(trace, snippet.text) for trace in todo if trace.error is None
-                 for snippet in trace.evidence[: self.max_snippets]]
+        pairs = [(trace, snippet.text) for trace in todo if trace.error is None for snippet in trace.evidence]
         if pairs:
             judged = self.meter.call("judge", self._classifier("judge").predict,
                                      texts=[t.text for t, _ in pairs], pairs=[s for _, s in pairs])
             for (trace, _), (relation, p) in zip(pairs, judged, strict=True):
                 trace.judgments.append(Judgment(relation, p, f"classifier p={p:.2f}"))
         for trace in todo:
-            trace.evidence = trace.evidence[: self.max_snippets]
             if trace.error is not None:
                 self._error_card(trace)
                 continue

@@ -139,8 +139,9 @@ def run(cfg: DictConfig, worker: type = CheckerWorker) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     results = out / RESULTS
     done = finished(results)
-    documents = read_documents(cfg.input, cfg.max_document_chars)
+    # one validating pass first (texts read and dropped): a bad line or file stops the run before any work
     total = sum(1 for _ in read_documents(cfg.input, cfg.max_document_chars))
+    documents = read_documents(cfg.input, cfg.max_document_chars)
     settings = cfg.checker.ray
     if worker is CheckerWorker:
         build_retriever(cfg)  # the index once, before the workers read it

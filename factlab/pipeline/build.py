@@ -52,7 +52,7 @@ def claim_setup(cfg: DictConfig, student, retriever, store: str | None = None) -
     })
 
 
-def build_pipeline(cfg: DictConfig, student=None, retriever=None, store: str | None = None
+def build_pipeline(cfg: DictConfig, student=None, retriever=None, store: str | None = None, **options
                    ) -> tuple[Pipeline, Retriever]:
     """The pipeline of a composed verify/evaluate config.
 
@@ -61,6 +61,7 @@ def build_pipeline(cfg: DictConfig, student=None, retriever=None, store: str | N
         student: the LM handle (tests pass one); None = built from `cfg.student`.
         retriever: the retriever (tests pass one); None = built over `cfg.sources`.
         store: the MLflow store that program references are looked up in; None = the store rule.
+        options: further `Pipeline` settings (min_grounding, consistency, paragraph_workers: conf/checker/professional).
     """
     sources = Path(cfg.sources)
     if retriever is None:
@@ -77,5 +78,5 @@ def build_pipeline(cfg: DictConfig, student=None, retriever=None, store: str | N
     pipeline = Pipeline(stages, retriever, rules, student, k=cfg.k, max_workers=cfg.max_workers,
                         context_chars=cfg.context_chars, cache=cache,
                         sources=list(retriever.index.sources.values()), progress=cfg.progress,
-                        skipped_sources=[str(issue) for issue in retriever.issues])
+                        skipped_sources=[str(issue) for issue in retriever.issues], **options)
     return pipeline, retriever
