@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 from pathlib import Path
 
@@ -51,7 +52,8 @@ def measure(name: str, args) -> dict:
         runs.append(time.perf_counter() - started)
     summary = report.summary
     return {"checker": name, "index_s": round(index_s, 2), "load_s": round(load_s, 2),
-            "cold_s": round(runs[0], 2), "warm_s": round(min(runs[1:]), 2) if len(runs) > 1 else None,
+            "cold_s": round(runs[0], 2), "warm_s": round(statistics.median(runs[1:]), 2) if len(runs) > 1 else None,
+            "warm_range": [round(min(runs[1:]), 2), round(max(runs[1:]), 2)] if len(runs) > 1 else None,
             "paragraphs": summary["paragraphs"], "claims": summary["claims"] - summary["not_checkworthy"],
             "labels": summary["labels"], "errors": summary["errors"], "funnel": summary.get("funnel"),
             "lm_calls": lm_calls(checker.meter.costs()), "costs": checker.meter.costs(), "chars": len(text)}
@@ -63,7 +65,7 @@ def main() -> None:
     parser.add_argument("--input", default=str(ROOT / "datasets/bundled/examples/report_zh_long.md"))
     parser.add_argument("--sources", default=str(ROOT / "datasets/bundled/corpus"))
     parser.add_argument("--lm", default="local_qwen05")
-    parser.add_argument("--runs", type=int, default=3, help="checks of the document per checker (1 cold + warm)")
+    parser.add_argument("--runs", type=int, default=6, help="checks of the document per checker (1 cold + warm)")
     parser.add_argument("--funnel-share", type=float, default=0.2)
     parser.add_argument("--set", nargs="*", default=[], help="extra config overrides")
     args = parser.parse_args()
@@ -71,14 +73,16 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(rows, ensure_ascii=False, indent=2), encoding="utf-8")
     print(f"\ndocument: {args.input} ({rows[0]['chars']} characters), sources {args.sources}, runs {args.runs}\n")
-    print("| checker | index s | model load s | check s cold | check s warm | paragraphs | claims | escalated | "
+    print("| checker | index s | model load s | check s cold | check s warm, median [min, max] | paragraphs | claims | "
+          "escalated | "
           "LM calls | labels (correct / wrong / disputed / unverifiable) | errors |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         labels = " / ".join(str(r["labels"][k]) for k in ("correct", "wrong", "disputed", "unverifiable"))
         escalated = f"{r['funnel']['escalated']} ({r['funnel']['fast_s']:.1f} s fast + " \
                     f"{r['funnel']['professional_s']:.1f} s LM)" if r["funnel"] else ""
-        print(f"| {r['checker']} | {r['index_s']} | {r['load_s']} | {r['cold_s']} | {r['warm_s']} | "
+        warm = f"{r['warm_s']} {r['warm_range']}" if r["warm_s"] is not None else ""
+        print(f"| {r['checker']} | {r['index_s']} | {r['load_s']} | {r['cold_s']} | {warm} | "
               f"{r['paragraphs']} | {r['claims']} | {escalated} | {r['lm_calls']} | {labels} | {r['errors']} |")
     print(f"\nstage seconds (last run of each): see {OUT / 'results.json'}")
 
