@@ -71,9 +71,11 @@ def build_fast(cfg: DictConfig, checker_cfg: DictConfig, retriever: Retriever | 
 def build_professional(cfg: DictConfig, checker_cfg: DictConfig | None, student=None, retriever=None,
                        store: str | None = None):
     """Today's LM pipeline, with the professional checker's grounding / consistency / paragraph settings."""
-    options = {} if checker_cfg is None else {"min_grounding": checker_cfg.min_grounding,
-                                              "consistency": _container(checker_cfg.consistency),
-                                              "paragraph_workers": checker_cfg.paragraph_workers}
+    options = {} if checker_cfg is None else {
+        "min_grounding": checker_cfg.min_grounding, "consistency": _container(checker_cfg.consistency),
+        "paragraph_workers": checker_cfg.paragraph_workers,
+        "agent": instantiate(checker_cfg.multi_round, _partial_=True) if checker_cfg.multi_round_when else None,
+        "agent_when": list(checker_cfg.multi_round_when)}
     return build_pipeline(cfg, student=student, retriever=retriever, store=store, **options)[0]
 
 

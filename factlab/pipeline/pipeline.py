@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -26,8 +26,9 @@ from factlab.pipeline.meter import StageMeter
 from factlab.pipeline.trace import ClaimTrace, DocumentTrace, ParagraphTrace
 from factlab.retrieval.chunking import sentence_spans
 from factlab.rules import consistency
-from factlab.rules.business import BusinessRules, JudgedEvidence
+from factlab.rules.business import DECISIVE_RELATIONS, BusinessRules, JudgedEvidence
 from factlab.rules.citations import find_citations
+from factlab.schema import Judgment
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +72,10 @@ class Pipeline:
         min_grounding: share of a claim's content words its paragraph must hold (`factlab.checkers.claims.grounded`):
             a claim restating another paragraph or the context summary is dropped; 0 = off.
         paragraph_workers: paragraphs whose document-level stages (check-worthiness, extraction, review) run at once.
+        agent: a factory `rules -> multi-round checker` (`factlab.agents.multi_round.MultiRoundChecker`, called as
+            `agent(claim=, search=, vertical=)`); None = single pass only.
+        agent_when: the single-pass labels whose claims get the multi-round check (the claims that may need several
+            hops: e.g. unverifiable, nothing decisive found in one pass).
     """
 
     name = "professional"
@@ -79,7 +84,8 @@ class Pipeline:
                  k: int = 5, max_workers: int = 4, context_chars: int = 400, cache: ClaimCache | None = None,
                  sources: list | None = None, progress: bool = True, skipped_sources: list[str] | None = None,
                  consistency: Mapping[str, Any] | None = None, min_grounding: float = 0.5,
-                 paragraph_workers: int = 1) -> None:
+                 paragraph_workers: int = 1, agent: Callable | None = None,
+                 agent_when: Sequence[str] = ("unverifiable",)) -> None:
         self.stages, self.retriever, self.rules = dict(stages), retriever, rules
         self.k, self.max_workers, self.context_chars = k, max_workers, context_chars
         self.cache, self.sources, self.progress = cache, sources, progress
@@ -87,6 +93,8 @@ class Pipeline:
         self.consistency = dict(consistency) if consistency else None
         self.min_grounding = float(min_grounding)
         self.paragraph_workers = int(paragraph_workers)
+        self.agent = agent(rules=rules) if agent is not None else None
+        self.agent_when = frozenset(agent_when)
         self.meter = StageMeter(student)
 
     def check(self, document: str, name: str = "document") -> Report:
@@ -145,10 +153,30 @@ class Pipeline:
                 trace.judgments = list(pred.judgments)
             stage = "rules"
             self.meter.call("rules", self.decide, trace=trace)
+            if self.agent is not None and trace.card.label in self.agent_when and "judge" not in fixed:
+                self.meter.call("judge", self.multi_round, trace=trace)
         except Exception as exc:  # isolate: this claim fails, the document goes on
             trace.error = classify_exception(stage, exc)
             self._error_card(trace)
         return trace
+
+    def multi_round(self, trace: ClaimTrace) -> None:
+        """Check a claim again with the multi-round agent (search and reasoning over several hops); its verdict
+        replaces the single pass's when it is decisive. A failing agent leaves the single-pass card, with a hint."""
+        before = trace.card.label
+        try:
+            pred = self.agent(claim=trace.text, search=self.retriever.search, vertical=trace.vertical or "general")
+        except Exception as exc:  # the single pass stands
+            trace.card.hints.append(f"multi-round check failed ({classify_exception('judge', exc)}); single pass kept")
+            return
+        rounds = f"multi-round check: {len(pred.rounds)} rounds, {pred.input_tokens} input tokens"
+        if pred.relation not in DECISIVE_RELATIONS or not pred.evidence:
+            trace.card.hints.append(f"{rounds}; nothing decisive found ({pred.relation})")
+            return
+        trace.evidence = list(pred.evidence)
+        trace.judgments = [Judgment(pred.relation, pred.confidence, "multi-round check")] * len(trace.evidence)
+        self.decide(trace)
+        trace.card.hints.insert(0, f"{rounds}; decided {trace.card.label} (single pass: {before})")
 
     def _error_card(self, trace: ClaimTrace) -> None:
         trace.card = build_error_card(claim_id=trace.claim_id, text=trace.text, error=str(trace.error),

@@ -228,3 +228,33 @@ def test_checker_group_composes_every_checker():
     assert funnel.fast.name == "fast" and funnel.professional.name == "professional"
     assert compose_config("verify", ["input=x", "sources=y", "checker=nearline"]).checker.inner.name == "fast"
     assert checker_name(compose_config("verify", ["input=x", "sources=y"])) == "professional"
+
+
+def test_professional_checks_unverifiable_claims_again_with_the_multi_round_agent(retriever, rules):
+    from functools import partial
+
+    from dspy.utils.dummies import DummyLM
+
+    from factlab.agents.multi_round import MultiRoundChecker
+
+    def step(question):
+        return {"facts": [], "questions": [question], "next_action": "search"}
+
+    answers = [step("Penicillin was discovered by Alexander Fleming"),
+               {"relation": "contradict", "confidence": 0.9, "chunk_ids": ["nih-pen#p1-c1"]},
+               step("Mount Kestrel height survey"),
+               {"relation": "support", "confidence": 0.9, "chunk_ids": ["no-such#p1-c1"]}]
+    checker = Pipeline(lm_stages(), retriever, rules, student=None, k=3, max_workers=1,
+                       sources=list(retriever.index.sources.values()), progress=False,
+                       agent=partial(MultiRoundChecker, max_rounds=1), agent_when=["unverifiable"])
+    dspy.configure(lm=DummyLM(answers))  # global: the claims run in worker threads (no student handle here)
+    try:
+        report = checker.check(DOC)
+    finally:
+        dspy.configure(lm=None)
+    antibiotic, year = report.paragraphs[0].claims
+    assert antibiotic.label == "wrong" and "single pass: unverifiable" in antibiotic.hints[0]
+    assert [e.chunk_id for e in antibiotic.evidence] == ["nih-pen#p1-c1"]
+    assert year.label == "wrong" and not any("multi-round" in h for h in year.hints)  # decided in one pass
+    kestrel = report.paragraphs[2].claims[0]
+    assert kestrel.label == "unverifiable" and any("nothing decisive" in h for h in kestrel.hints)
