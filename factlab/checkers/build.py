@@ -65,6 +65,7 @@ def build_fast(cfg: DictConfig, checker_cfg: DictConfig, retriever: Retriever | 
         max_workers=checker_cfg.max_workers, max_snippets=checker_cfg.max_snippets,
         sources=list(retriever.index.sources.values()), progress=cfg.progress,
         skipped_sources=[str(issue) for issue in retriever.issues], min_grounding=checker_cfg.min_grounding,
+        snippet_tokens=checker_cfg.snippet_tokens,
         consistency=_container(checker_cfg.consistency))
 
 

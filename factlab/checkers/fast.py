@@ -39,6 +39,8 @@ class FastChecker(Pipeline):
         stages, retriever, rules, k, sources, progress, skipped_sources, consistency, min_grounding: as `Pipeline`.
         max_workers: claims retrieved concurrently.
         max_snippets: snippets judged per claim (the best-ranked first).
+        snippet_tokens: each snippet's compression budget (None = the retrieval config's); the judge reads
+            `max_length` tokens per window, so a shorter snippet is read in fewer windows.
     """
 
     name = "fast"
@@ -46,12 +48,12 @@ class FastChecker(Pipeline):
     def __init__(self, stages: Mapping[str, Any], retriever, rules, k: int = 5, max_workers: int = 4,
                  max_snippets: int = 5, sources: list | None = None, progress: bool = True,
                  skipped_sources: list[str] | None = None, consistency: Mapping[str, Any] | None = None,
-                 min_grounding: float = 0.5) -> None:
+                 min_grounding: float = 0.5, snippet_tokens: int | None = None) -> None:
         # only the snippets it judges are retrieved (and compressed): the top `max_snippets` of a search for `k`
         super().__init__(stages, retriever, rules, student=None, k=min(k, max_snippets), max_workers=max_workers,
                          context_chars=0, cache=None, sources=sources, progress=progress,
                          skipped_sources=skipped_sources, consistency=consistency, min_grounding=min_grounding)
-        self.max_snippets = max_snippets
+        self.max_snippets, self.snippet_tokens = max_snippets, snippet_tokens
         if not isinstance(retriever.encoder, CachedEncoder):  # claims and the chunks they share: embedded once
             retriever.encoder = CachedEncoder(retriever.encoder)
 
@@ -125,7 +127,7 @@ class FastChecker(Pipeline):
         def retrieve(trace: ClaimTrace) -> None:
             try:
                 trace.evidence = self.meter.call("retrieval", self.retriever.search, queries=trace.queries, k=self.k,
-                                                 claim=trace.text)
+                                                 claim=trace.text, max_tokens=self.snippet_tokens)
             except Exception as exc:  # this claim has no evidence; the others go on
                 trace.error = classify_exception("retrieval", exc)
             bar.update(1)

@@ -132,7 +132,8 @@ class Retriever:
 
     # search -------------------------------------------------------------------------------------------------
 
-    def search(self, queries: list[str], k: int, claim: str | None = None) -> list[Evidence]:
+    def search(self, queries: list[str], k: int, claim: str | None = None,
+               max_tokens: int | None = None) -> list[Evidence]:
         """Find up to k evidence snippets, searching tier 1 first and relaxing tier by tier when it is not enough.
 
         At each tier level t (1, then 2, then 3) the chunks of tier <= t are ranked by BM25 and by dense cosine
@@ -146,6 +147,7 @@ class Retriever:
             k: the most evidence returned.
             claim: the claim being checked; when given (and compression is enabled) each evidence text is cut to
                 the claim's most relevant sentences, start/end being their offsets in the page text.
+            max_tokens: the compression budget per snippet; None = `retrieval.compress.max_tokens`.
 
         Returns:
             Hits only (never chunks below `min_relevance`), ordered by tier then fused rank; `score` is the
@@ -181,7 +183,8 @@ class Retriever:
         claim_vector = None
         if claim and self.compression.enabled and ranked:
             claim_vector = np.asarray(self._encode_queries([claim]), dtype=np.float32)[0]
-        return [self._evidence(row, relevance[row], claim, claim_vector) for row in ranked]
+        budget = max_tokens or self.compression.max_tokens
+        return [self._evidence(row, relevance[row], claim, claim_vector, budget) for row in ranked]
 
     def _encode_queries(self, queries: list[str]) -> np.ndarray:
         """Queries through the encoder's query side (e5 reads "query: ") where it has one, else `encode`."""
@@ -219,7 +222,8 @@ class Retriever:
                 best = max(best, lexical_coverage(tokens, self._token_sets[row], self._idf, self._n_docs))
         return best
 
-    def _evidence(self, row: int, relevance: float, claim: str | None, claim_vector: np.ndarray | None) -> Evidence:
+    def _evidence(self, row: int, relevance: float, claim: str | None, claim_vector: np.ndarray | None,
+                  max_tokens: int) -> Evidence:
         chunk = self.index.chunks[row]
         source = self.index.sources[chunk.source_id]
         text, start, end = chunk.text, chunk.start, chunk.end
@@ -227,7 +231,7 @@ class Retriever:
             snippet = compress(
                 chunk.text,
                 claim,
-                max_tokens=self.compression.max_tokens,
+                max_tokens=max_tokens,
                 lexical_weight=self.compression.lexical_weight,
                 encoder=self.encoder,
                 claim_vector=claim_vector,
