@@ -43,16 +43,19 @@ def select_cases(cfg: DictConfig, cases: list[dict]) -> list[dict]:
 
 
 def default_run_name(cfg: DictConfig) -> str:
-    """<dataset>-<split>-<student>, plus the compiled stages (`+judge`)."""
+    """<dataset>-<split>[-<checker>]-<student> plus the compiled stages (`+judge`); fast names no student."""
+    from factlab.checkers.build import checker_name
+
     compiled = [stage for stage, ref in cfg.programs.items() if ref is not None]
-    checker = OmegaConf.select(cfg, "checker.name", default="professional")
-    head = [cfg.dataset.name, cfg.split, cfg.student.name] if checker == "professional" else [
-        cfg.dataset.name, cfg.split, checker] + ([cfg.student.name] if checker == "funnel" else [])
+    checker = checker_name(cfg)
+    head = [cfg.dataset.name, cfg.split] + ([checker] if checker != "professional" else []) + (
+        [cfg.student.name] if checker != "fast" else [])  # the fast checker runs no student LM
     return "-".join(head + [f"+{s}" for s in compiled])
 
 
 def run(cfg: DictConfig) -> dict[str, Any]:
     """Evaluate `cfg.dataset`'s `cfg.split` with the configured pipeline; returns metrics and where things went."""
+    from factlab.checkers.build import checker_name
     from factlab.data.registry import load_dataset
     from factlab.runtime import configure_lm_cache, prepare_offline_env
     from factlab.tracking.run import tracked_run
@@ -63,7 +66,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     dataset = load_dataset(cfg.dataset)
     cases = select_cases(cfg, dataset.cases)
     tags = {"dataset": dataset.name, "split": cfg.split, "student": cfg.student.name, "kind": "evaluate",
-            "checker": str(OmegaConf.select(cfg, "checker.name", default="professional")),
+            "checker": checker_name(cfg),
             "compiled": ",".join(s for s, ref in cfg.programs.items() if ref is not None) or "none"}
     params = {"dataset_content_hash": dataset.content_hash, "n_cases": len(cases)}
     with tracked_run(cfg, f"evaluate/{dataset.name}", run_name=cfg.run_name or default_run_name(cfg), tags=tags,
