@@ -112,6 +112,32 @@ def bootstrap_candidates(budget: int, n_train: int, n_val: int, max_bootstrapped
     return max(0, int((budget - 2 * n_val) // per_candidate) - 1)
 
 
+def proposal_log(accepted: list[dict], rejected: list[dict], candidates: list[dict]) -> list[dict]:
+    """Every proposal of a GEPA run with what became of it: rejected by the guard (its reason), or passed to GEPA and
+    then kept (it became candidate N, with its val score) or dropped (GEPA adopts a proposal only when it scores
+    better than its parent on the reflection minibatch).
+
+    >>> cands = [{"candidate": 0, "instructions": {"p": "seed"}, "val_score": 0.5},
+    ...          {"candidate": 1, "instructions": {"p": "seed + rule"}, "val_score": 0.6}]
+    >>> [(r["outcome"], r.get("candidate")) for r in proposal_log(
+    ...     [{"component": "p", "text": "seed + rule"}, {"component": "p", "text": "other"}],
+    ...     [{"component": "p", "text": "", "reason": "empty"}], cands)]
+    [('kept', 1), ('dropped', None), ('rejected', None)]
+    """
+    where = {(name, " ".join(text.split())): c for c in candidates for name, text in c["instructions"].items()}
+    rows = []
+    for proposal in accepted:
+        found = where.get((proposal["component"], " ".join(proposal["text"].split())))
+        if found is not None and found["candidate"] > 0:
+            rows.append({**proposal, "outcome": "kept", "candidate": found["candidate"],
+                         "val_score": found["val_score"], "reason": "better than its parent on the minibatch"})
+        else:
+            rows.append({**proposal, "outcome": "dropped",
+                         "reason": "not better than its parent on the reflection minibatch"})
+    rows += [{**proposal, "outcome": "rejected"} for proposal in rejected]
+    return rows
+
+
 class GEPAOptimizer:
     """dspy.GEPA with the knobs of conf/optimizer/gepa.yaml, checkpointing into a run-specific log dir."""
 
@@ -160,6 +186,7 @@ class GEPAOptimizer:
             })
         rejected = list(getattr(self.instruction_proposer, "rejected", []))
         accepted = list(getattr(self.instruction_proposer, "accepted", []))
+        log = proposal_log(accepted, rejected, candidates)
         return CompileResult(
             program=compiled,
             metric_calls=int(result.total_metric_calls),
@@ -168,8 +195,10 @@ class GEPAOptimizer:
             metrics={"gepa/candidates": len(candidates), "gepa/pareto_candidates": len(pareto),
                      "gepa/full_val_evals": float(result.num_full_val_evals or 0),
                      "gepa/proposals_rejected": len(rejected), "gepa/proposals_accepted": len(accepted),
+                     "gepa/proposals_kept": sum(row["outcome"] == "kept" for row in log),
                      "gepa/best_candidate": result.best_idx},
-            tables={"gepa/rejected_proposals.jsonl": rejected, "gepa/proposals.jsonl": accepted},
+            tables={"gepa/rejected_proposals.jsonl": rejected, "gepa/proposals.jsonl": accepted,
+                    "gepa/proposal_log.jsonl": log},
             tags={"gepa.log_dir": str(log_dir)},
         )
 

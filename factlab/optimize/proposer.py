@@ -1,5 +1,6 @@
-"""Instruction proposers for GEPA: a plain-text one that small reflectors manage, and a guard that keeps empty,
-truncated or template-echo proposals from becoming an instruction.
+"""Instruction proposers for GEPA: a plain-text one that small reflectors manage, one that only adds a few rules to
+the instruction (a small reflector cannot wreck the seed that way), and a guard that keeps empty, truncated or
+template-echo proposals from becoming an instruction.
 
 GEPA adopts whatever text the proposer returns (a known upstream problem: an empty or cut-off reflection becomes
 the new instruction). `GuardedProposer` checks each proposal and drops the bad ones; GEPA then skips that
@@ -170,5 +171,115 @@ class FencedProposer:
             answer = lm(prompt, **kwargs)[0]
             text = answer["text"] if isinstance(answer, dict) else str(answer)
             self.raw_outputs.append(text)
-            out[name] = extract_instruction(text)
+            out[name] = self.compose(candidate[name], text)
         return out
+
+    def compose(self, current: str, answer: str) -> str:
+        """The proposed instruction from the reflector's answer (here: the instruction it wrote)."""
+        return extract_instruction(answer)
+
+
+RULES_HEADER = "Rules learned from mistakes:"
+
+RULES_PROMPT = """An assistant follows this instruction:
+```
+<curr_param>
+```
+
+Here are inputs it was given, its answers and feedback on each answer:
+```
+<side_info>
+```
+
+Write at most {max_rules} NEW rules that would have prevented the mistakes in the feedback. Each rule is one line that
+starts with "- ", has at most {max_words} words, and is general: it names a kind of input or mistake, never the names,
+numbers or wording of one example. Do not repeat the instruction or its rules. Answer with the rules only."""
+
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.*\S)\s*$")
+
+
+def split_rules(instruction: str) -> tuple[str, list[str]]:
+    r"""An instruction's base text and the rules appended under `RULES_HEADER`.
+
+    >>> split_rules("Judge the claim.\n\nRules learned from mistakes:\n- Compare years.\n- Check units.")
+    ('Judge the claim.', ['Compare years.', 'Check units.'])
+    >>> split_rules("Judge the claim.")
+    ('Judge the claim.', [])
+    """
+    base, found, tail = instruction.partition(RULES_HEADER)
+    if not found:
+        return instruction.strip(), []
+    return base.strip(), [m.group(1) for line in tail.splitlines() if (m := _BULLET.match(line))]
+
+
+def with_rules(base: str, rules: Sequence[str]) -> str:
+    r"""`base` with `rules` appended under `RULES_HEADER` (no header without rules).
+
+    >>> with_rules("Judge the claim.", ["Compare years."])
+    'Judge the claim.\n\nRules learned from mistakes:\n- Compare years.'
+    """
+    if not rules:
+        return base
+    return base + "\n\n" + RULES_HEADER + "\n" + "\n".join(f"- {rule}" for rule in rules)
+
+
+def parse_rules(answer: str, max_rules: int, max_words: int) -> list[str]:
+    r"""The rules of a reflector's answer: its bullet or numbered lines (a one-line answer without bullets counts
+    as one rule), each cut to a sentence of at most `max_words` words; chatty openers and headings are skipped.
+
+    >>> parse_rules("Sure! Here are the rules:\n- Compare every year in the claim with the evidence.\n"
+    ...             "2. Treat a different unit as a contradiction.", 3, 30)
+    ['Compare every year in the claim with the evidence.', 'Treat a different unit as a contradiction.']
+    >>> parse_rules("Answer insufficient when the evidence is about another population.", 3, 30)
+    ['Answer insufficient when the evidence is about another population.']
+    >>> parse_rules("- " + "word " * 40, 3, 30)
+    []
+    """
+    lines = [line.strip() for line in answer.strip().strip("`").splitlines() if line.strip()]
+    bullets = [m.group(1).strip() for line in lines if (m := _BULLET.match(line))]
+    if not bullets and len(lines) == 1 and not _OPENER.match(lines[0]):
+        bullets = lines
+    rules = []
+    for rule in bullets:
+        rule = rule.strip("*_ ")
+        if not rule or len(rule.split()) > max_words or rule.endswith(":"):
+            continue
+        if not rule.endswith(_CLOSING):
+            rule += "."
+        if rule.casefold() not in {r.casefold() for r in rules}:
+            rules.append(rule)
+    return rules[:max_rules]
+
+
+class RulesProposer(FencedProposer):
+    """Propose a few rules to append to the instruction instead of a rewritten instruction.
+
+    A small reflector asked to rewrite a prompt tends to lose its task description, wrap it in chat or cut it off;
+    asked for 1-3 one-line rules that fix the mistakes in the feedback, it keeps the seed intact and each proposal
+    is a small, readable step (GEPA still accepts it only if it scores better on the minibatch). The rules live under
+    `RULES_HEADER`; at most `max_total_rules` are kept (the oldest dropped first), and a rule already present is
+    not added again.
+
+    Args:
+        max_rules: new rules per proposal.
+        max_words: words per rule (longer lines are dropped, not cut).
+        max_total_rules: rules kept in the instruction.
+        max_tokens: completion budget per proposal; None = the LM's own max_tokens.
+        prompt_template: the prompt, with `<curr_param>`, `<side_info>`, `{max_rules}` and `{max_words}`.
+    """
+
+    def __init__(self, max_rules: int = 3, max_words: int = 30, max_total_rules: int = 8,
+                 max_tokens: int | None = 256, prompt_template: str | None = None) -> None:
+        self.max_rules = max_rules
+        self.max_words = max_words
+        self.max_total_rules = max_total_rules
+        template = (prompt_template or RULES_PROMPT).replace("{max_rules}", str(max_rules))
+        super().__init__(max_tokens=max_tokens, prompt_template=template.replace("{max_words}", str(max_words)))
+
+    def compose(self, current: str, answer: str) -> str:
+        """The new instruction: `current` plus the answer's new rules (unchanged when it has none: the guard then
+        rejects it as identical)."""
+        base, old = split_rules(current)
+        known = {rule.casefold() for rule in old}
+        new = [rule for rule in parse_rules(answer, self.max_rules, self.max_words) if rule.casefold() not in known]
+        return with_rules(base, (old + new)[-self.max_total_rules:])

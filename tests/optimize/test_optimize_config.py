@@ -18,7 +18,7 @@ OPTIMIZERS = config_names("optimizer")
 
 
 def test_every_optimizer_of_the_issue_has_a_config():
-    assert set(OPTIMIZERS) == {"gepa", "miprov2", "bootstrap", "labeled_fewshot", "none"}
+    assert set(OPTIMIZERS) == {"gepa", "gepa_rules", "miprov2", "bootstrap", "labeled_fewshot", "none"}
 
 
 @pytest.mark.parametrize("optimizer", OPTIMIZERS)
@@ -36,7 +36,7 @@ def test_config_composes_and_instantiates(stage, optimizer):
 
 @pytest.mark.parametrize("optimizer", OPTIMIZERS)
 def test_optimizer_config_keys_are_the_class_arguments(optimizer):
-    node = OmegaConf.load(CONF_DIR / "optimizer" / f"{optimizer}.yaml")
+    node = compose_config("optimize", [f"optimizer={optimizer}"]).optimizer  # with its defaults (gepa_rules: gepa)
     cls = get_class(node._target_)
     assert cls.__module__ == optimizers.__name__
     parameters = set(inspect.signature(cls.__init__).parameters) - {"self"}
@@ -52,6 +52,15 @@ def test_gepa_knobs_map_one_to_one_to_dspy_gepa():
     built = instantiate(cfg.optimizer)
     assert built.knobs["max_metric_calls"] == 123 and built.knobs["seed"] == 7
     assert built.instruction_proposer.__class__.__name__ == "GuardedProposer"
+
+
+def test_gepa_rules_is_gepa_with_the_rules_proposer():
+    gepa = compose_config("optimize", ["optimizer=gepa"]).optimizer
+    rules = compose_config("optimize", ["optimizer=gepa_rules"]).optimizer
+    differ = {key for key in gepa if gepa[key] != rules[key]}
+    assert differ == {"name", "instruction_proposer"}
+    built = instantiate(rules)
+    assert built.instruction_proposer.inner.__class__.__name__ == "RulesProposer"
 
 
 @pytest.mark.parametrize("experiment", config_names("experiment"))
