@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from factlab.atomic import build_lock
 from factlab.tracking.store import sqlite_path
 from factlab.tracking.store import tracking_uri as store_uri
 
@@ -54,6 +55,19 @@ class NullTracker:
 
     run_id: str | None = None
     tracking_uri: str | None = None
+
+    def _experiment_id(self, mlflow, experiment: str) -> str:
+        """The experiment's id, created if missing. Under a file lock beside a sqlite store: jobs of a parallel sweep
+        (submitit, Ray) that open a new store at once would otherwise race its schema migration ("duplicate column")
+        and the experiment's creation."""
+        database = sqlite_path(self.tracking_uri)
+        lock = build_lock(database) if database is not None else contextlib.nullcontext()
+        with lock:
+            exp = mlflow.get_experiment_by_name(experiment)
+            if exp is not None:
+                return exp.experiment_id
+            self.artifact_root.mkdir(parents=True, exist_ok=True)
+            return mlflow.create_experiment(experiment, artifact_location=(self.artifact_root / experiment).as_uri())
 
     @contextlib.contextmanager
     def run(self, experiment: str, run_name: str | None = None, tags: Mapping[str, str] | None = None,
@@ -94,17 +108,25 @@ class MLflowTracker(NullTracker):
         mlflow.set_tracking_uri(self.tracking_uri)
         return mlflow
 
+    def _experiment_id(self, mlflow, experiment: str) -> str:
+        """The experiment's id, created if missing. Under a file lock beside a sqlite store: jobs of a parallel sweep
+        (submitit, Ray) that open a new store at once would otherwise race its schema migration ("duplicate column")
+        and the experiment's creation."""
+        database = sqlite_path(self.tracking_uri)
+        lock = build_lock(database) if database is not None else contextlib.nullcontext()
+        with lock:
+            exp = mlflow.get_experiment_by_name(experiment)
+            if exp is not None:
+                return exp.experiment_id
+            self.artifact_root.mkdir(parents=True, exist_ok=True)
+            return mlflow.create_experiment(experiment, artifact_location=(self.artifact_root / experiment).as_uri())
+
     @contextlib.contextmanager
     def run(self, experiment: str, run_name: str | None = None, tags: Mapping[str, str] | None = None,
             run_id: str | None = None) -> Iterator[MLflowTracker]:
         """Start (or, with `run_id`, resume) a run in `experiment`; sets MLFLOW_* env vars for child libraries."""
         mlflow = self._client()
-        exp = mlflow.get_experiment_by_name(experiment)
-        if exp is None:
-            self.artifact_root.mkdir(parents=True, exist_ok=True)
-            exp_id = mlflow.create_experiment(experiment, artifact_location=(self.artifact_root / experiment).as_uri())
-        else:
-            exp_id = exp.experiment_id
+        exp_id = self._experiment_id(mlflow, experiment)
         # one set of MLFLOW_* vars for DSPy, TRL and VERL while the run is open; the previous values come back after
         saved = {key: os.environ.get(key) for key in ("MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_NAME")}
         os.environ["MLFLOW_TRACKING_URI"] = self.tracking_uri

@@ -91,6 +91,8 @@ def dummy_reflector(name: str, keyword: str, empty: bool = False) -> LMHandle:
     proposal = "" if empty else PROPOSAL.replace(KEYWORD, keyword)
     lm = CachedDummyLM({
         "I provided an assistant with": {"new_instruction": f"```\n{proposal}\n```"},
+        "An assistant follows this instruction": {"rules": f"- Follow the {keyword} for every sentence." if proposal
+                                                  else ""},  # RulesProposer's prompt
         "": {"proposed_instruction": proposal, "program_description": "Classifies sentences.",
              "module_description": "Flags check-worthy sentences.", "summary": "Sentences with flags.",
              "observations": "Sentences in English and Chinese.", "new_instruction": proposal},

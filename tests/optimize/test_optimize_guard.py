@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from optimize_fakes import fake_config
+from optimize_fakes import KEYWORD, fake_config
 
 from factlab.optimize.job import run
 from factlab.optimize.proposer import FencedProposer, GuardedProposer, proposal_problem
@@ -68,3 +68,46 @@ def test_gepa_with_an_empty_reflector_keeps_the_instruction_and_logs_the_rejecti
     assert out["instructions_after"] == out["instructions_before"]
     assert out["gepa/proposals_rejected"] >= 1 and out["gepa/proposals_accepted"] == 0
     assert out["gepa/candidates"] == 1
+
+
+def rules_answer(prompt, **kwargs):
+    assert "<curr_param>" not in prompt and CURRENT in prompt and "feedback f" in prompt
+    return ["Sure! Here are the rules:\n- Compare every year in the claim with the evidence\n"
+            "2. Treat a different unit as a contradiction.\n- " + "too long " * 20]
+
+
+def test_rules_proposer_appends_new_rules_to_the_instruction_and_keeps_the_seed():
+    import dspy
+
+    from factlab.optimize.proposer import RULES_HEADER, RulesProposer, split_rules
+
+    proposer = RulesProposer(max_rules=3, max_words=30, max_total_rules=3)
+    data = {"judge": [{"Inputs": {"claim": "c"}, "Feedback": "feedback f"}]}
+    with dspy.context(lm=rules_answer):
+        out = proposer({"judge": CURRENT}, data, ["judge"])["judge"]
+        base, rules = split_rules(out)
+        assert base == CURRENT and RULES_HEADER in out
+        assert rules == ["Compare every year in the claim with the evidence.",
+                         "Treat a different unit as a contradiction."]  # the over-long line is dropped, not cut
+        again = proposer({"judge": out}, data, ["judge"])["judge"]
+    assert again == out  # nothing new: the guard rejects it as identical, GEPA spends nothing on it
+    assert proposal_problem(again, out, **LIMITS) == "identical to the current instruction"
+
+
+def test_rules_proposer_keeps_the_newest_rules_within_its_cap():
+    import dspy
+
+    from factlab.optimize.proposer import RulesProposer, split_rules, with_rules
+
+    current = with_rules(CURRENT, ["Old rule one.", "Old rule two."])
+    with dspy.context(lm=lambda prompt, **kwargs: ["- New rule about dates.\n- New rule about units."]):
+        out = RulesProposer(max_total_rules=3)({"p": current}, {"p": [{"Feedback": "feedback f"}]}, ["p"])["p"]
+    assert split_rules(out) == (CURRENT, ["Old rule two.", "New rule about dates.", "New rule about units."])
+
+
+def test_gepa_rules_runs_and_logs_every_proposal_with_its_outcome(tmp_path):
+    out = run(fake_config(tmp_path, ["optimizer=gepa_rules", "budget.max_metric_calls=50"]))
+    before, after = out["instructions_before"]["classify"], out["instructions_after"]["classify"]
+    assert after.startswith(before) and KEYWORD in after and KEYWORD not in before  # the seed kept, a rule added
+    assert out["gepa/proposals_kept"] >= 1
+    assert out["test/score_after"] > out["test/score_before"]
