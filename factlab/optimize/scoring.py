@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -134,9 +135,24 @@ def evaluate(program: dspy.Module, examples: list[dspy.Example], scorer: StageSc
         return {**row, "prediction": to_jsonable(pred.toDict()), "score": float(result.score),
                 "feedback": result.feedback, "error": None, "details": to_jsonable(scorer.details(example, pred))}
 
+    from tqdm import tqdm
+
     start = time.perf_counter()
+    bar = tqdm(total=len(examples), desc=f"{label} {split}", unit="example", mininterval=5.0)
+    lock = threading.Lock()
+
+    def counted(example: dspy.Example) -> dict:
+        try:
+            return one(example)
+        finally:
+            with lock:
+                bar.update()
+
     executor = ParallelExecutor(num_threads=num_threads, disable_progress_bar=True, max_errors=len(examples) + 1)
-    rows = executor.execute(one, examples)
+    try:
+        rows = executor.execute(counted, examples)
+    finally:
+        bar.close()
     failed = [example.get("case_id") for example, row in zip(examples, rows, strict=True) if row is None]
     if failed:  # the program's own failures are caught in one(); this is the scoring code failing
         raise RuntimeError(f"scoring {scorer.stage} failed on {len(failed)} {split} examples (cases {failed[:5]}); "

@@ -19,7 +19,7 @@ logger = logging.getLogger(__name__)
 
 
 def load(*, name: str, data_root: str, parts: Sequence[Mapping], fractions: Mapping[str, float], seed: int,
-         contrastive: Mapping, max_rows: int | None = None) -> list[dict]:
+         contrastive: Mapping, max_rows: int | None = None, union_corpus: bool = False) -> list[dict]:
     """Load, split, cap and mark every part; add the contrastive cases of the train split.
 
     Args:
@@ -31,6 +31,8 @@ def load(*, name: str, data_root: str, parts: Sequence[Mapping], fractions: Mapp
         seed: the split and sampling seed.
         contrastive: `families` (the edit families; [] = none) and `cap` (cases per family; null = all).
         max_rows: passed to every part (rows per file; tests, quick runs).
+        union_corpus: give every case the union of all cases' sources (one corpus, deduplicated by source id), so a
+            claim's evidence must be found among every part's documents (query_rewrite's benchmark), not only its own.
 
     Returns:
         The cases, each with its `split`.
@@ -48,6 +50,8 @@ def load(*, name: str, data_root: str, parts: Sequence[Mapping], fractions: Mapp
             cap = (part.get("cap") or {}).get(split)
             out += [{**case, "split": split} for case in seeded_sample(cases, cap, seed)]
         logger.info("mix %s: %s %s", name, part["dataset"], {s: len(c) for s, c in splits.items()})
+    if union_corpus:
+        out = with_union_corpus(out)
     families = list(contrastive.get("families") or [])
     if families:
         unknown = set(families) - set(FAMILIES)
@@ -77,3 +81,51 @@ def _part_splits(cases: list[dict], test_from: Sequence[str] | None, fractions: 
     splits = split_cases(rest, train_val, seed) if rest else {"train": [], "val": [], "test": []}
     splits["test"] = [{k: v for k, v in c.items() if k != "split"} for c in test]
     return splits
+
+
+def with_union_corpus(cases: list[dict]) -> list[dict]:
+    """Every case with one shared list of all cases' sources, deduplicated by source id and content. Some upstream
+    sets name every evidence document alike (HealthVer: "healthver evidence"), so a source id that comes back with
+    other content is renamed `<id>-<content hash>` in that case, its claims' evidence chunk ids with it.
+
+    >>> a = {"case_id": "a", "sources": [{"source_id": "s1", "text": "x"}], "claims": []}
+    >>> b = {"case_id": "b", "sources": [{"source_id": "s2", "text": "y"}, {"source_id": "s1", "text": "z"}],
+    ...      "claims": [{"evidence": [{"source_id": "s1", "chunk_id": "s1#p1-c1", "text": "z"}]}]}
+    >>> out = with_union_corpus([a, b])
+    >>> [s["source_id"] for s in out[0]["sources"]], out[0]["sources"] is out[1]["sources"]
+    (['s1', 's2', 's1-4869aac2'], True)
+    >>> out[1]["claims"][0]["evidence"][0]["chunk_id"]
+    's1-4869aac2#p1-c1'
+    """
+    import hashlib
+    import json
+
+    union: dict[str, dict] = {}
+    renamed_cases = []
+    for case in cases:
+        renames: dict[str, str] = {}
+        for source in case.get("sources") or []:
+            content = {k: v for k, v in source.items() if k != "source_id"}
+            seen = union.get(source["source_id"])
+            if seen is not None and {k: v for k, v in seen.items() if k != "source_id"} != content:
+                digest = hashlib.sha1(json.dumps(content, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:8]
+                renames[source["source_id"]] = f"{source['source_id']}-{digest}"
+                source = {**source, "source_id": renames[source["source_id"]]}
+            union.setdefault(source["source_id"], source)
+        renamed_cases.append(_renamed(case, renames) if renames else case)
+    shared = list(union.values())
+    return [{**case, "sources": shared} for case in renamed_cases]
+
+
+def _renamed(case: dict, renames: Mapping[str, str]) -> dict:
+    def evidence(item: dict) -> dict:
+        old = item.get("source_id")
+        if old not in renames:
+            return item
+        chunk = item.get("chunk_id", "")
+        return {**item, "source_id": renames[old],
+                "chunk_id": renames[old] + chunk[len(old):] if chunk.startswith(old) else chunk}
+
+    claims = [{**claim, "evidence": [evidence(e) for e in claim.get("evidence") or []]} if claim.get("evidence")
+              else claim for claim in case.get("claims") or []]
+    return {**case, "claims": claims}
