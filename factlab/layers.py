@@ -13,12 +13,14 @@ from __future__ import annotations
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("schema", "textio", "config", "runtime", "metrics", "atomic", "untrusted", "layers"),  # foundation helpers
     ("matching",),  # text similarity and the claim matcher (pure)
-    ("tracking", "models", "retrieval", "rules", "data"),  # stores, models stages run on, evidence, label policy, data
-    ("programs", "cards"),  # the stage programs (pure DSPy) and the verify-card model
-    ("stages", "report"),  # building a stage from config; rendering a report
+    ("tracking", "models", "retrieval", "rules", "data",  # stores, models stages run on, evidence, label policy, data,
+     "knowledge"),  # reference libraries (read-only) and factlab's notes on them
+    ("programs", "cards"),  # the stage programs (pure DSPy); the verify cards: model, JSON, HTML report
+    ("stages",),  # building a stage from config
     ("pipeline", "agents"),  # the LM pipeline (the professional checker) and the multi-round search agents
     ("checkers",),  # the Checker interface: fast, professional, funnel, nearline, built from `checker=<name>`
     ("optimize", "train", "evals"),  # the workbench jobs
+    ("review",),  # the review app: a person's decisions on the cards, and what they train
     ("cli",),  # the command line
 )
 LAYER: dict[str, int] = {name: rank for rank, names in enumerate(LAYERS) for name in names}

@@ -212,6 +212,12 @@ class Report(_Record):
         """Every (paragraph, claim) pair in document order."""
         return [(p, c) for p in self.paragraphs for c in p.claims]
 
+    def _repr_html_(self) -> str:
+        """Jupyter shows the report as its cards: paragraphs riskiest first, each claim with its evidence."""
+        from factlab.cards.html import render_cells
+
+        return render_cells(self)
+
     @classmethod
     def _records(cls) -> dict[str, type]:
         return {"paragraphs": ParagraphCard, "review_queue": ReviewItem}

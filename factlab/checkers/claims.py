@@ -37,7 +37,8 @@ _ZH_PRONOUN = re.compile(r"^(它们|他们|她们|它|他|她|其|该药|此药)
 _ZH_VERB = re.compile(r"(是|为|于|在|由|被|已|将|可|能|会|使|把|对|有|从|自|曾|并|也|还|研究|发现|显示|表明|成立|发布)")
 _EN_SAME_YEAR = re.compile(r"\b(that|the same) year\b", re.I)
 _ZH_SAME_YEAR = re.compile(r"(同年|当年)")
-_YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
+_YEAR = re.compile(r"(?<![\d.,])(1[5-9]\d\d|20\d\d)(?![\d]|[.,]\d)")  # not part of 1935.3 or 1,935
+_ZH_YEAR = re.compile(r"(?<![\d.,])(1[5-9]\d\d|20\d\d)(?=\s*年)")  # 同年 takes a year written as a year: 2024年
 MAX_SUBJECT_CHARS = 60
 
 
@@ -98,14 +99,13 @@ def sentence_claim(sentence: str, before: Sequence[str]) -> tuple[str, str]:
         claim = replacement + claim[zh.end():]
         done.append(f"pronoun {word} -> {replacement}")
     years = [y for b in before for y in _YEAR.findall(b)]
-    if years:
-        year = years[-1]
-        if _EN_SAME_YEAR.search(claim):
-            claim = _EN_SAME_YEAR.sub(f"in {year}", claim, count=1).replace(" in in ", " in ")
-            done.append(f"that year -> {year}")
-        elif _ZH_SAME_YEAR.search(claim):
-            claim = _ZH_SAME_YEAR.sub(f"{year}年", claim, count=1)
-            done.append(f"同年 -> {year}")
+    zh_years = [y for b in before for y in _ZH_YEAR.findall(b)]
+    if years and _EN_SAME_YEAR.search(claim):
+        claim = _EN_SAME_YEAR.sub(f"in {years[-1]}", claim, count=1).replace(" in in ", " in ")
+        done.append(f"that year -> {years[-1]}")
+    elif zh_years and _ZH_SAME_YEAR.search(claim):
+        claim = _ZH_SAME_YEAR.sub(f"{zh_years[-1]}年", claim, count=1)
+        done.append(f"同年 -> {zh_years[-1]}")
     return claim, "; ".join(done)
 
 

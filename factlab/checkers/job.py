@@ -15,10 +15,10 @@ from omegaconf import DictConfig
 
 from factlab.atomic import write_json
 from factlab.cards.build import build_report
+from factlab.cards.html import write_report_html
 from factlab.cards.model import write_cards_json
 from factlab.checkers.build import build_checker, checker_name
 from factlab.pipeline.pipeline import checkable_sentences
-from factlab.report.html import write_report_html
 from factlab.runtime import configure_lm_cache, prepare_offline_env
 from factlab.textio import InputError, read_text_file
 from factlab.tracking.run import tracked_run

@@ -193,17 +193,29 @@ def reflow_run(cfg: DictConfig, prepared_root: Path) -> dict:
                                "case_id": case_id, "claim_id": claim_id, "stage": stage,
                                "methods": sorted(entry["methods"]), "evidence": entry["methods"]})
         rows_by_stage.setdefault(stage, []).append(row)
+    written = write_rows(rows_by_stage, out_dir, run_id, counts)
+    return {"run_id": run_id, "counts": counts, "files": written}
+
+
+def write_rows(rows_by_stage: Mapping[str, Sequence[dict]], out_dir: Path, name: str,
+               counts: dict[str, dict[str, int]]) -> dict[str, str]:
+    """Write each stage's rows to `<out_dir>/<stage>/<name>.jsonl`, minus rows already in another file of that folder
+    (or twice in these); every written row is loaded back as a valid case. Updates `counts[stage]` ("exported",
+    "duplicate") and returns the files written per stage (a stage with nothing new writes nothing, and an older
+    file of this name is removed)."""
     written = {}
     for stage, rows in rows_by_stage.items():
+        tally = counts.setdefault(stage, {})
+        tally.setdefault("duplicate", 0)
         folder = out_dir / stage
-        target = folder / f"{run_id}.jsonl"
+        target = folder / f"{name}.jsonl"
         seen = {content_key(r) for p in sorted(folder.glob("*.jsonl")) if p != target
                 for r in (json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip())}
         fresh = []
         for row in rows:
             key = content_key(row)
             if key in seen:
-                counts[stage]["duplicate"] += 1
+                tally["duplicate"] += 1
                 continue
             seen.add(key)
             fresh.append(row)
@@ -213,6 +225,6 @@ def reflow_run(cfg: DictConfig, prepared_root: Path) -> dict:
         folder.mkdir(parents=True, exist_ok=True)
         target.write_text("".join(canonical_json(r) + "\n" for r in fresh), encoding="utf-8")
         load_cases(target)  # every written row must load as a valid case
-        counts[stage]["exported"] = len(fresh)
+        tally["exported"] = len(fresh)
         written[stage] = str(target)
-    return {"run_id": run_id, "counts": counts, "files": written}
+    return written

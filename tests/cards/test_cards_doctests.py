@@ -6,10 +6,10 @@ import pytest
 
 import factlab.cards.actions
 import factlab.cards.build
+import factlab.cards.html
 import factlab.cards.model
-import factlab.report.html
 
-MODULES = [factlab.cards.actions, factlab.cards.build, factlab.cards.model, factlab.report.html]
+MODULES = [factlab.cards.actions, factlab.cards.build, factlab.cards.model, factlab.cards.html]
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from factlab.cards.build import build_claim_card, build_paragraph_card, build_report
-from factlab.report.html import chunk_anchor, render_html, write_report_html
+from factlab.cards.html import chunk_anchor, render_html, write_report_html
 from factlab.rules.business import JudgedEvidence
 from factlab.schema import Evidence, Judgment
 

@@ -258,3 +258,17 @@ def test_professional_checks_unverifiable_claims_again_with_the_multi_round_agen
     assert year.label == "wrong" and not any("multi-round" in h for h in year.hints)  # decided in one pass
     kestrel = report.paragraphs[2].claims[0]
     assert kestrel.label == "unverifiable" and any("nothing decisive" in h for h in kestrel.hints)
+
+
+@pytest.mark.parametrize(("before", "sentence", "claim"), [
+    # found in a review of report_zh_short.md: 同年 took 1935 from "1935.3克"
+    (["2024年，我国取得了成果。", "嫦娥六号共采集月球样品1935.3克。"], "同年，研究院发布了“天衡三号”。",
+     "2024年，研究院发布了“天衡三号”。"),
+    (["The probe returned 1,935 grams in 2024.", "It weighed 1935.3 g."], "That year the lab opened.",
+     "in 2024 the lab opened."),
+    (["样品共1935克。"], "同年，研究院发布了处理器。", "同年，研究院发布了处理器。"),  # no year written as a year
+])
+def test_that_year_takes_a_year_not_a_measurement(before, sentence, claim):
+    from factlab.checkers.claims import sentence_claim
+
+    assert sentence_claim(sentence, before)[0] == claim

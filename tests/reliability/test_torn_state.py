@@ -74,7 +74,7 @@ def test_the_recipes_default_to_auto_bf16():
 
 def test_a_jsonl_source_warning_names_its_line_and_reaches_the_report(tmp_path):
     from factlab.cards.build import build_report
-    from factlab.report.html import render_html
+    from factlab.cards.html import render_html
     from factlab.retrieval.config import load_retrieval_config
     from factlab.retrieval.encoders import HashingEncoder
     from factlab.retrieval.retriever import Retriever

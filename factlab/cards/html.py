@@ -154,7 +154,8 @@ def _claim_html(paragraph: ParagraphCard, claim: ClaimCard, ui: dict[str, str]) 
         badges.append(f'<span class="badge review">{_esc(ui["needs_review"])}</span>')
     anchor = claim_anchor(paragraph.paragraph_id, claim.claim_id)
     parts = [
-        f'<div class="claim risk-{_esc(claim.risk_level)}" id="{_esc(anchor)}">',
+        f'<div class="claim risk-{_esc(claim.risk_level)}" id="{_esc(anchor)}" '
+        f'data-paragraph="{_esc(paragraph.paragraph_id)}" data-claim="{_esc(claim.claim_id)}">',
         f'<div class="claim-head">{"".join(badges)}<span class="badge">{_esc(claim.claim_id)}</span></div>',
         f'<p class="claim-text">{_esc(claim.text)}</p>',
         f'<p class="action">{_esc(claim.suggested_action)}</p>',
@@ -244,7 +245,7 @@ def _sources_html(report: Report, ui: dict[str, str]) -> str:
 
 
 def _side_html(report: Report, ui: dict[str, str]) -> str:
-    ranked = sorted(report.paragraphs, key=lambda p: -risk_rank(p.risk_level))  # stable: document order in a level
+    ranked = riskiest_first(report.paragraphs)
     items = []
     for p in ranked:
         target = paragraph_anchor(p.paragraph_id)
@@ -287,23 +288,32 @@ def _chips(report: Report) -> str:
     return '<div class="chips">' + "".join(f'<span class="chip">{_esc(c)}</span>' for c in chips) + "</div>"
 
 
-def render_html(report: Report) -> str:
+def riskiest_first(paragraphs: list[ParagraphCard]) -> list[ParagraphCard]:
+    """Paragraphs by risk, red first; document order within a level."""
+    return sorted(paragraphs, key=lambda p: -risk_rank(p.risk_level))
+
+
+def render_html(report: Report, risk_first: bool = False, extra_head: str = "", extra_body: str = "") -> str:
     """Render the whole report as one self-contained HTML page (UTF-8, no external resources).
 
     Args:
         report: the report built by `factlab.cards.build.build_report`.
+        risk_first: the document's paragraphs riskiest first (the review app) instead of in document order.
+        extra_head, extra_body: trusted markup added at the end of <head> / <body> (the review app's style and
+            script); never document text.
 
     Returns:
         The HTML text. UI words are Chinese when the document text is mostly Chinese.
     """
     lang = detect_language("".join(p.text for p in report.paragraphs) or report.document)
     ui = ui_words(lang)
+    paragraphs = riskiest_first(report.paragraphs) if risk_first else report.paragraphs
     return "".join(
         [
             f'<!DOCTYPE html>\n<html lang="{lang}">\n<head>\n<meta charset="utf-8">\n',
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
             f"<title>{_esc(ui['title'])}: {_esc(report.document)}</title>\n",
-            f"<style>{_static('report.css')}</style>\n</head>\n<body>\n",
+            f"<style>{_static('report.css')}</style>\n{extra_head}</head>\n<body>\n",
             f"<header><h1>{_esc(ui['title'])}</h1>",
             f'<div class="meta"><span>{_esc(ui["document"])}: {_esc(report.document)}</span>',
             f"<span>{_esc(ui['business'])}: {_esc(report.business)}</span>",
@@ -315,11 +325,11 @@ def render_html(report: Report) -> str:
             '<div class="layout">',
             _side_html(report, ui),
             '<main><section class="document">',
-            "".join(_paragraph_html(p, ui) for p in report.paragraphs),
+            "".join(_paragraph_html(p, ui) for p in paragraphs),
             "</section>",
             _sources_html(report, ui),
             "</main></div>\n",
-            f"<script>{_static('report.js')}</script>\n</body>\n</html>\n",
+            f"<script>{_static('report.js')}</script>\n{extra_body}</body>\n</html>\n",
         ]
     )
 
@@ -327,3 +337,48 @@ def render_html(report: Report) -> str:
 def write_report_html(report: Report, path: str | Path) -> Path:
     """Write `render_html(report)` to `path` as UTF-8, atomically; return the path."""
     return write_text(path, render_html(report))
+
+
+def scoped_css(css: str, scope: str) -> str:
+    """`css` with every rule limited to elements under `scope` (`:root`, `html` and `body` become the scope itself),
+    so the report's style can sit inside a notebook page without restyling it.
+
+    >>> scoped_css("body { margin:0 } .a, .b:hover { x:1 } @media (max-width: 8px) { .c { y:2 } }", ".fl")
+    '.fl { margin:0 }\\n.fl .a, .fl .b:hover { x:1 }\\n@media (max-width: 8px) { .fl .c { y:2 } }'
+    """
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.DOTALL)
+    out, at = [], 0
+    while True:
+        brace = css.find("{", at)
+        if brace < 0:
+            break
+        head = css[at:brace].strip()
+        if head.startswith("@"):  # a block of rules: scope its inside
+            depth, end = 1, brace + 1
+            while depth and end < len(css):
+                depth += {"{": 1, "}": -1}.get(css[end], 0)
+                end += 1
+            out.append(f"{head} {{ {scoped_css(css[brace + 1:end - 1], scope)} }}")
+            at = end
+            continue
+        close = css.find("}", brace)
+        selectors = []
+        for selector in (part.strip() for part in head.split(",")):
+            first, _, rest = selector.partition(" ")
+            if first in (":root", "html", "body"):
+                selectors.append(f"{scope} {rest}".strip())
+            else:
+                selectors.append(f"{scope} {selector}")
+        out.append(f"{', '.join(selectors)} {{ {css[brace + 1:close].strip()} }}")
+        at = close + 1
+    return "\n".join(out)
+
+
+def render_cells(report: Report) -> str:
+    """The report's paragraphs as cells, riskiest first, each with its claim cards: an HTML fragment with its own
+    scoped style (what a notebook shows for a `Report`, see `Report._repr_html_`)."""
+    lang = detect_language("".join(p.text for p in report.paragraphs) or report.document)
+    ui = ui_words(lang)
+    cells = "".join(_paragraph_html(p, ui) for p in riskiest_first(report.paragraphs))
+    return (f'<div class="factlab-cells" lang="{lang}"><style>{scoped_css(_static("report.css"), ".factlab-cells")}'
+            f"</style>{_chips(report)}{cells}</div>")

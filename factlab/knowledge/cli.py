@@ -1,0 +1,104 @@
+"""python -m factlab.knowledge import --zotero path/to/zotero.sqlite --out outputs/knowledge
+
+Import a library read-only and write, under --out, `corpus.jsonl` (source records for Retriever.build),
+`items.json` (identity and unchanged metadata of every item) and `duplicates.json` (suggested duplicate pairs):
+
+    python -m factlab.knowledge import --zotero ~/Zotero/zotero.sqlite --copy --out outputs/knowledge
+    python -m factlab.knowledge import --bibtex refs.bib --attachments pdfs/ --read-attachments --out outputs/kb
+    python -m factlab.knowledge import --csl-json library.json --out outputs/kb
+    python -m factlab.knowledge import --folder sources/ --read-attachments --out outputs/kb
+    python -m factlab.knowledge export --store outputs/kb/notes.sqlite --bibtex refs.bib --out notes.json [--csl]
+
+Attachments are read only with --read-attachments (a grant for this import task); without it the text of a source
+is its abstract.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from factlab.atomic import write_json
+from factlab.knowledge.attachments import AttachmentGrant
+from factlab.knowledge.bibtex import read_bibtex
+from factlab.knowledge.csljson import read_csl_json, to_csl
+from factlab.knowledge.export import export_csl_json, export_json
+from factlab.knowledge.folder import read_folder
+from factlab.knowledge.identity import suggest_duplicates
+from factlab.knowledge.items import KnowledgeError, Library
+from factlab.knowledge.sources import to_source_records, write_corpus
+from factlab.knowledge.store import NoteStore
+from factlab.knowledge.zotero import read_zotero
+
+IMPORT_TASK = "import"  # the task key of a command-line import's attachment grant
+
+
+def _add_source(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--zotero", type=Path, help="a zotero.sqlite file (opened read-only)")
+    source.add_argument("--csl-json", type=Path, help="a CSL-JSON export")
+    source.add_argument("--bibtex", type=Path, help="a BibTeX (.bib) export")
+    source.add_argument("--folder", type=Path, help="a plain folder of source files")
+    parser.add_argument("--attachments", type=Path, help="attachment folder (CSL-JSON / BibTeX: files named by key; "
+                        "Zotero: its storage/ folder)")
+    parser.add_argument("--copy", action="store_true", help="Zotero: read a temporary copy (Zotero is running)")
+
+
+def load_library(args: argparse.Namespace) -> Library:
+    """The library the source arguments name."""
+    if args.zotero:
+        return read_zotero(args.zotero, copy=True if args.copy else None, storage_dir=args.attachments)
+    if args.csl_json:
+        return read_csl_json(args.csl_json, args.attachments)
+    if args.bibtex:
+        return read_bibtex(args.bibtex, args.attachments)
+    return read_folder(args.folder)
+
+
+def run_import(library: Library, out: Path, read_attachments: bool) -> dict:
+    """Write corpus.jsonl, items.json and duplicates.json for `library` under `out`; return the counts."""
+    library_ids = sorted({item.ref.library_id for item in library})  # a Zotero file may hold group libraries too
+    grants = [AttachmentGrant.every_item(IMPORT_TASK, lid) for lid in library_ids] if read_attachments else None
+    export = to_source_records(library, grants)
+    write_corpus(export, out / "corpus.jsonl")
+    write_json(out / "items.json", [{"library_id": i.ref.library_id, "item_key": i.ref.item_key,
+                                     "version": i.ref.version, "metadata": to_csl(i)} for i in library], indent=1)
+    pairs = suggest_duplicates(library)
+    write_json(out / "duplicates.json", [{"a": str(s.a), "b": str(s.b), "reasons": list(s.reasons),
+                                          "score": s.score} for s in pairs], indent=1)
+    return {"items": len(library), "sources": len(export.records), "skipped": len(export.skipped),
+            "duplicate_suggestions": len(pairs), "problems": list(library.problems)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m factlab.knowledge", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    importer = commands.add_parser("import", help="import a library read-only into source records")
+    _add_source(importer)
+    importer.add_argument("--out", type=Path, required=True, help="output folder")
+    importer.add_argument("--read-attachments", action="store_true", help="grant this import reading attachments")
+    exporter = commands.add_parser("export", help="export factlab's notes and tags with the items' metadata")
+    _add_source(exporter)
+    exporter.add_argument("--store", type=Path, required=True, help="factlab's note store (notes.sqlite)")
+    exporter.add_argument("--out", type=Path, required=True, help="the .json file to write")
+    exporter.add_argument("--csl", action="store_true", help="CSL-JSON with the note bodies in `note`")
+    exporter.add_argument("--all-versions", action="store_true", help="every note version, not only the current")
+    args = parser.parse_args(argv)
+    try:
+        library = load_library(args)
+        if args.command == "import":
+            summary = run_import(library, args.out, args.read_attachments)
+        else:
+            with NoteStore(args.store, [library]) as store:
+                if args.csl:
+                    export_csl_json(store, [library], args.out)
+                else:
+                    export_json(store, [library], args.out, all_versions=args.all_versions)
+            summary = {"written": str(args.out)}
+    except KnowledgeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary, ensure_ascii=False, indent=1))
+    return 0

@@ -1,0 +1,102 @@
+"""Imported items as factlab source records (datasets/README.md), so the retriever can index them.
+
+The text is the item's first readable attachment when a grant covers the item, else its abstract; an item with
+neither is skipped with the reason. `source_id` is a slug of the library and key plus a short hash of both, so it
+is stable across re-imports and unique across libraries; `SourceExport.refs` maps it back to the item.
+
+>>> source_id_for(ItemRef("zotero:1", "ABCD2345", 3))
+'zotero-1-abcd2345-537c3d0d'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from factlab.atomic import write_text
+from factlab.knowledge.attachments import AttachmentGrant, read_attachment, readable_attachments
+from factlab.knowledge.items import Item, ItemRef, KnowledgeError
+from factlab.schema import detect_language
+
+
+def source_id_for(ref: ItemRef) -> str:
+    """A source id (`[a-z0-9-]+`) for an item: slug of `<library_id>-<item_key>` and 8 hex of their sha1."""
+    identity = f"{ref.library_id}/{ref.item_key}"
+    ascii_text = unicodedata.normalize("NFKD", f"{ref.library_id}-{ref.item_key}").encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")[:48].strip("-")
+    return f"{slug or 'item'}-{hashlib.sha1(identity.encode('utf-8')).hexdigest()[:8]}"
+
+
+@dataclass
+class SourceExport:
+    """Source records made from items, their items, and the items left out (with why)."""
+
+    records: list[dict] = field(default_factory=list)
+    refs: dict[str, ItemRef] = field(default_factory=dict)  # source_id -> the item version it was made from
+    skipped: list[tuple[ItemRef, str]] = field(default_factory=list)
+
+
+def _record(item: Item, pages: list[str]) -> dict:
+    record: dict = {"source_id": source_id_for(item.ref), "title": item.title or item.ref.item_key}
+    if len(pages) == 1:
+        record["text"] = pages[0]
+    else:
+        record["pages"] = pages
+    if item.authors:
+        record["author"] = "; ".join(c.name for c in item.authors)
+    for key, value in (("year", item.year), ("url", item.url), ("doi", item.doi)):
+        if value:
+            record[key] = value
+    record["lang"] = detect_language(" ".join(pages)[:4000])
+    return record
+
+
+def to_source_records(items: Iterable[Item], grant: AttachmentGrant | Iterable[AttachmentGrant] | None = None
+                      ) -> SourceExport:
+    """Source records for the items: attachment text where a grant covers the item, else the abstract.
+
+    Args:
+        items: a Library or any items.
+        grant: the task's attachment grant, or one per library; None reads no attachment (abstracts only).
+    """
+    grants = [grant] if isinstance(grant, AttachmentGrant) else list(grant or ())
+    export = SourceExport()
+    for item in items:
+        pages: list[str] = []
+        reason = "no abstract"
+        if covering := next((g for g in grants if g.covers(*item.ref.key)), None):
+            attachments = readable_attachments(item)
+            reason = "no abstract and no readable attachment" if not attachments else reason
+            for attachment in attachments:
+                try:
+                    pages = read_attachment(item, attachment, covering)
+                except KnowledgeError as exc:
+                    reason = str(exc)
+                    continue
+                if any(page.strip() for page in pages):
+                    break
+                pages, reason = [], f"no text in {attachment.path.name} (a scan?)"
+        else:
+            reason = "no abstract (its attachments need a grant)" if item.attachments else reason
+        if not any(page.strip() for page in pages):
+            pages = [item.abstract] if item.abstract.strip() else []
+        if not pages:
+            export.skipped.append((item.ref, reason))
+            continue
+        pages = [page if page.strip() else "[page without extractable text]" for page in pages]
+        record = _record(item, pages)
+        export.records.append(record)
+        export.refs[record["source_id"]] = item.ref
+    return export
+
+
+def write_corpus(export: SourceExport, path: str | Path) -> Path:
+    """Write the records as a corpus file (one JSON record per line), atomically; returns the path. A folder
+    holding it can be passed to `Retriever.build`."""
+    lines = (json.dumps(record, ensure_ascii=False) for record in export.records)
+    return write_text(path, "".join(line + "\n" for line in lines))
