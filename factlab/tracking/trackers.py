@@ -56,19 +56,6 @@ class NullTracker:
     run_id: str | None = None
     tracking_uri: str | None = None
 
-    def _experiment_id(self, mlflow, experiment: str) -> str:
-        """The experiment's id, created if missing. Under a file lock beside a sqlite store: jobs of a parallel sweep
-        (submitit, Ray) that open a new store at once would otherwise race its schema migration ("duplicate column")
-        and the experiment's creation."""
-        database = sqlite_path(self.tracking_uri)
-        lock = build_lock(database) if database is not None else contextlib.nullcontext()
-        with lock:
-            exp = mlflow.get_experiment_by_name(experiment)
-            if exp is not None:
-                return exp.experiment_id
-            self.artifact_root.mkdir(parents=True, exist_ok=True)
-            return mlflow.create_experiment(experiment, artifact_location=(self.artifact_root / experiment).as_uri())
-
     @contextlib.contextmanager
     def run(self, experiment: str, run_name: str | None = None, tags: Mapping[str, str] | None = None,
             run_id: str | None = None) -> Iterator[NullTracker]:
