@@ -18,8 +18,9 @@ class EmptySplitError(ValueError):
 
 
 def stage_splits(cases: list[dict], stage: str, fractions: Mapping[str, float], seed: int,
-                 max_examples: Mapping[str, int | None]) -> dict[str, list[dspy.Example]]:
-    """The stage's examples per split, each split capped by `max_examples[split]`.
+                 max_examples: Mapping[str, int | None], vertical: str | None = None) -> dict[str, list[dspy.Example]]:
+    """The stage's examples per split, each split capped by `max_examples[split]`; with `vertical`, only the
+    examples of cases of that vertical (a program compiled per vertical; the split itself is the same as without).
 
     Raises:
         EmptySplitError: a split without any example of the stage (naming the split and the fix).
@@ -27,10 +28,12 @@ def stage_splits(cases: list[dict], stage: str, fractions: Mapping[str, float], 
     splits = split_cases(cases, fractions, seed)
     out = {}
     for name in SPLITS:
-        examples = seeded_sample(stage_examples(splits[name], stage), max_examples[name], seed)
+        own = [case for case in splits[name] if vertical is None or case.get("vertical") == vertical]
+        examples = seeded_sample(stage_examples(own, stage), max_examples[name], seed)
         if not examples:
+            where = f" of vertical {vertical!r}" if vertical else ""
             raise EmptySplitError(
-                f"stage {stage!r}: split {name!r} has no examples ({len(splits[name])} cases); use a dataset with "
+                f"stage {stage!r}: split {name!r} has no examples{where} ({len(own)} cases); use a dataset with "
                 f"gold for {stage} or larger `splits.{name}`"
             )
         out[name] = examples

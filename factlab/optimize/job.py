@@ -139,13 +139,14 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     print_ = fingerprint(resolved, cfg.fingerprint_ignore, dataset.content_hash)
     run_dir, resumed = prepare_run_dir(cfg.runs_dir, stage, optimizer_name, print_, cfg.resume)
     configure_lm_cache(cfg.cache_dir)
-    splits = stage_splits(dataset.cases, stage, cfg.splits, cfg.seed, cfg.max_examples)
+    splits = stage_splits(dataset.cases, stage, cfg.splits, cfg.seed, cfg.max_examples, cfg.vertical)
     scorer, metric_tags = _scorer(cfg, dataset.cases, stage)
     tracker = instantiate(cfg.tracking)
     sweep = _sweep_id(cfg)
     tags = {"stage": stage, "optimizer": optimizer_name, "student": cfg.student.name,
             "reflector": cfg.reflector.name, "dataset": dataset.name, "run_dir": str(run_dir),
-            "config_hash": run_dir.name.rsplit("-", 1)[-1], **metric_tags, **({"sweep_id": sweep} if sweep else {})}
+            "config_hash": run_dir.name.rsplit("-", 1)[-1], **metric_tags, **({"sweep_id": sweep} if sweep else {}),
+            **({"vertical": cfg.vertical} if cfg.vertical else {})}
     previous_run = _existing_run(tracker.tracking_uri, recorded_mlflow_run(run_dir, tracker.tracking_uri))
     run_name = cfg.run_name or f"{stage}-{optimizer_name}-{tags['config_hash']}"
     logger.info("%s %s: run dir %s (%s)", stage, optimizer_name, run_dir, "resuming" if resumed else "new")

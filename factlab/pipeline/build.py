@@ -17,11 +17,25 @@ from factlab.retrieval.ingest import check_folder
 from factlab.retrieval.retriever import Retriever
 from factlab.runtime import cache_root
 from factlab.stages.build import build_program, stage_identity
+from factlab.stages.routed import ByVertical
+
+# stage -> the input field whose text the vertical stage classifies, for stages that can have a program per vertical
+ROUTED_FIELDS = {"extract_claims": "paragraph"}
 
 
 def build_stages(cfg: DictConfig, store: str | None = None) -> dict:
-    """Every stage built per its config (program / compiled program `cfg.programs[stage]` / classifier)."""
-    return {s: build_program(cfg.stage[s], cfg.programs[s], store) for s in STAGES}
+    """Every stage built per its config (program / compiled program `cfg.programs[stage]` / classifier); a stage
+    named in `cfg.by_vertical` with a {vertical: compiled program} mapping answers with that vertical's program,
+    chosen by the vertical stage on its input (factlab.stages.routed.ByVertical)."""
+    stages = {s: build_program(cfg.stage[s], cfg.programs[s], store) for s in STAGES}
+    for stage, refs in cfg.by_vertical.items():
+        if not refs:
+            continue
+        if stage not in ROUTED_FIELDS:
+            raise ValueError(f"by_vertical.{stage}: only {', '.join(ROUTED_FIELDS)} can have a program per vertical")
+        programs = {str(v): build_program(cfg.stage[stage], ref, store) for v, ref in refs.items()}
+        stages[stage] = ByVertical(stages[stage], programs, stages["vertical"], ROUTED_FIELDS[stage])
+    return stages
 
 
 def index_dir_for(cfg: DictConfig) -> Path:
@@ -42,8 +56,11 @@ def claim_setup(cfg: DictConfig, student, retriever, store: str | None = None) -
     their compiled programs and trained models, the LM, the index's files and every retrieval setting, the business
     rules, k, and the code of the packages that decide a verdict."""
     lm = {k: v for k, v in OmegaConf.to_container(cfg.student, resolve=True).items() if k not in _LM_RUNTIME_KEYS}
+    routed = {stage: {str(v): stage_identity(cfg.stage[stage], ref, store) for v, ref in refs.items()}
+              for stage, refs in cfg.by_vertical.items() if refs}
     return fingerprint({
         "stages": {s: stage_identity(cfg.stage[s], cfg.programs[s], store) for s in STAGES},
+        **({"by_vertical": routed} if routed else {}),  # absent when unused: existing caches stay valid
         "lm": {**lm, "info": {k: v for k, v in (student.info if student else {}).items() if k != "port"}},
         "index": fingerprint(retriever.index.manifest["files"]),
         "retrieval": OmegaConf.to_container(cfg.retrieval, resolve=True),
