@@ -10,6 +10,7 @@ go (its own note store, exportable).
   CSL-JSON with the note bodies.
 - `citations`: resolve a citation to an item; `CitationCheck` keeps "exists" apart from "supports".
 - `sources.to_source_records`: items as source records for the retriever; `cli`: `python -m factlab.knowledge`.
+- `results.write_notes`: a verify run's cards.json (read as plain JSON) back as one note per used item and task.
 
 Nothing here runs at import time; docs/knowledge.md explains the rules.
 """

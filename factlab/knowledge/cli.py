@@ -1,12 +1,15 @@
 """python -m factlab.knowledge import --zotero path/to/zotero.sqlite --out outputs/knowledge
 
 Import a library read-only and write, under --out, `corpus.jsonl` (source records for Retriever.build),
-`items.json` (identity and unchanged metadata of every item) and `duplicates.json` (suggested duplicate pairs):
+`items.json` (identity, `source_id` (null when the item made no source record) and unchanged metadata of every item),
+`library.json` (the library's name and origin) and `duplicates.json` (suggested duplicate pairs); `notes` writes a
+verify run's cards back as child notes (factlab.knowledge.results); `export` exports the notes:
 
     python -m factlab.knowledge import --zotero ~/Zotero/zotero.sqlite --copy --out outputs/knowledge
     python -m factlab.knowledge import --bibtex refs.bib --attachments pdfs/ --read-attachments --out outputs/kb
     python -m factlab.knowledge import --csl-json library.json --out outputs/kb
     python -m factlab.knowledge import --folder sources/ --read-attachments --out outputs/kb
+    python -m factlab.knowledge notes --library outputs/kb --cards outputs/verify --store outputs/kb/notes.sqlite
     python -m factlab.knowledge export --store outputs/kb/notes.sqlite --bibtex refs.bib --out notes.json [--csl]
 
 Attachments are read only with --read-attachments (a grant for this import task); without it the text of a source
@@ -28,6 +31,7 @@ from factlab.knowledge.export import export_csl_json, export_json
 from factlab.knowledge.folder import read_folder
 from factlab.knowledge.identity import suggest_duplicates
 from factlab.knowledge.items import KnowledgeError, Library
+from factlab.knowledge.results import ITEMS_FILE, LIBRARY_FILE, write_notes
 from factlab.knowledge.sources import to_source_records, write_corpus
 from factlab.knowledge.store import NoteStore
 from factlab.knowledge.zotero import read_zotero
@@ -63,8 +67,12 @@ def run_import(library: Library, out: Path, read_attachments: bool) -> dict:
     grants = [AttachmentGrant.every_item(IMPORT_TASK, lid) for lid in library_ids] if read_attachments else None
     export = to_source_records(library, grants)
     write_corpus(export, out / "corpus.jsonl")
-    write_json(out / "items.json", [{"library_id": i.ref.library_id, "item_key": i.ref.item_key,
-                                     "version": i.ref.version, "metadata": to_csl(i)} for i in library], indent=1)
+    source_of = {ref: source_id for source_id, ref in export.refs.items()}
+    write_json(out / ITEMS_FILE, [{"library_id": i.ref.library_id, "item_key": i.ref.item_key,
+                                   "version": i.ref.version, "source_id": source_of.get(i.ref),
+                                   "metadata": to_csl(i)} for i in library], indent=1)
+    write_json(out / LIBRARY_FILE, {"name": library.name, "origin": str(Path(library.origin).resolve()),
+                                    "library_ids": library_ids}, indent=1)
     pairs = suggest_duplicates(library)
     write_json(out / "duplicates.json", [{"a": str(s.a), "b": str(s.b), "reasons": list(s.reasons),
                                           "score": s.score} for s in pairs], indent=1)
@@ -85,12 +93,19 @@ def main(argv: list[str] | None = None) -> int:
     exporter.add_argument("--out", type=Path, required=True, help="the .json file to write")
     exporter.add_argument("--csl", action="store_true", help="CSL-JSON with the note bodies in `note`")
     exporter.add_argument("--all-versions", action="store_true", help="every note version, not only the current")
+    notes = commands.add_parser("notes", help="write a verify run's results back as notes in factlab's own store")
+    notes.add_argument("--library", type=Path, required=True, help="the folder `import` wrote (items.json)")
+    notes.add_argument("--cards", type=Path, required=True, help="a verify output folder, or its cards.json")
+    notes.add_argument("--store", type=Path, required=True, help="factlab's note store (notes.sqlite)")
+    notes.add_argument("--task", help="the task key of the notes (default: verify/<the checked document's name>)")
     args = parser.parse_args(argv)
     try:
-        library = load_library(args)
-        if args.command == "import":
-            summary = run_import(library, args.out, args.read_attachments)
+        if args.command == "notes":
+            summary = write_notes(args.library, args.cards, args.store, args.task).summary()
+        elif args.command == "import":
+            summary = run_import(load_library(args), args.out, args.read_attachments)
         else:
+            library = load_library(args)
             with NoteStore(args.store, [library]) as store:
                 if args.csl:
                     export_csl_json(store, [library], args.out)
