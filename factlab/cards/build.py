@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from factlab.cards.actions import suggested_action
-from factlab.cards.model import ClaimCard, EvidenceItem, ParagraphCard, Report, ReviewItem, excerpt
+from factlab.cards.model import ClaimCard, EvidenceItem, LayerFinding, ParagraphCard, Report, ReviewItem, excerpt
 from factlab.rules.business import DECISIVE_RELATIONS, BusinessRules, JudgedEvidence, max_risk
 from factlab.rules.citations import claim_citation
 from factlab.schema import LABELS, RISK_LEVELS
@@ -148,6 +148,7 @@ def build_report(
     created: str | None = None,
     chunks: Mapping[str, str] | None = None,
     skipped_sources: Sequence[str] = (),
+    findings: Sequence[LayerFinding] = (),
 ) -> Report:
     """Assemble the report: review queue, summary counts and source -> paragraph lineage.
 
@@ -159,6 +160,7 @@ def build_report(
         chunks: chunk_id -> full chunk text for the chunks the evidence cites (optional; the HTML
             report falls back to the snippets).
         skipped_sources: the sources that could not be read ("path[:line]: reason"), shown on the report.
+        findings: the consistency / logic layers' findings (`layer_findings`).
     """
     paragraphs = list(paragraphs)
     review_queue = [
@@ -182,6 +184,8 @@ def build_report(
         "claim_risk": {level: sum(c.risk_level == level for c in claims) for level in RISK_LEVELS},
         "paragraph_risk": {level: sum(p.risk_level == level for p in paragraphs) for level in RISK_LEVELS},
         "skipped_sources": len(skipped_sources),
+        **({"findings": {layer: sum(f.layer == layer for f in findings)
+                         for layer in sorted({f.layer for f in findings})}} if findings else {}),
     }
     return Report(
         document=str(document),
@@ -193,6 +197,20 @@ def build_report(
         lineage=dict(sorted(lineage.items())),
         chunks=dict(chunks or {}),
         skipped_sources=list(skipped_sources),
+        findings=list(findings),
     )
+
+
+def layer_findings(found) -> list[LayerFinding]:
+    """Cards for the consistency layer's findings (factlab.rules.document.Finding).
+
+    >>> from factlab.rules.document import consistency_findings
+    >>> [c.keyword for c in layer_findings(consistency_findings([("p1", "50 mg"), ("p2", "100毫克")]))]
+    ['毫克']
+    """
+    return [LayerFinding(paragraph_id=f.paragraph_id, layer="consistency", kind=f.kind, status="flagged",
+                         keyword=f.keyword, evidence=f"{f.other.paragraph_id}: “{f.other.text}”",
+                         suggested_action=f.suggested_action, message=f.message,
+                         other_paragraph_id=f.other.paragraph_id) for f in found]
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from factlab.atomic import write_text
-from factlab.cards.model import ClaimCard, EvidenceItem, ParagraphCard, Report, excerpt
+from factlab.cards.model import ClaimCard, EvidenceItem, LayerFinding, ParagraphCard, Report, excerpt
 from factlab.rules.business import risk_rank
 from factlab.schema import LABELS, RISK_LEVELS, detect_language
 
@@ -180,17 +180,37 @@ def _claim_html(paragraph: ParagraphCard, claim: ClaimCard, ui: dict[str, str]) 
     return "".join(parts)
 
 
-def _paragraph_html(paragraph: ParagraphCard, ui: dict[str, str]) -> str:
+def _findings_html(findings: list[LayerFinding], ui: dict[str, str]) -> str:
+    if not findings:
+        return ""
+    items = "".join(
+        f'<li class="finding layer-{_esc(f.layer)}"><span class="badge">{_esc(f.layer)}</span>'
+        f'<span class="badge">{_esc(f.kind)}</span> “{_esc(f.keyword)}”: {_esc(f.message)} '
+        f'(<a href="#{_esc(paragraph_anchor(f.other_paragraph_id))}">{_esc(f.evidence)}</a>)'
+        f'<div class="action">{_esc(f.suggested_action)}</div></li>' for f in findings)
+    return f'<div class="findings"><strong>{_esc(ui["findings"])}</strong><ul>{items}</ul></div>'
+
+
+def _paragraph_html(paragraph: ParagraphCard, ui: dict[str, str], findings: list[LayerFinding] = ()) -> str:
     anchor = paragraph_anchor(paragraph.paragraph_id)
+    routed = (f" · {_esc(paragraph.paragraph_type)}: {_esc(', '.join(paragraph.layers))}"
+              if paragraph.paragraph_type or paragraph.layers else "")
     return (
         f'<article class="para risk-{_esc(paragraph.risk_level)}" id="{_esc(anchor)}">'
         f'<div class="para-head">{_esc(ui["paragraph"])} {_esc(paragraph.paragraph_id)} · '
         f"[{paragraph.start}, {paragraph.end}) · {_esc(paragraph.risk_level)} · "
-        f"{len(paragraph.claims)} {_esc(ui['claims'])}</div>"
+        f"{len(paragraph.claims)} {_esc(ui['claims'])}{routed}</div>"
         f'<p class="para-text">{_highlight(paragraph.text, _claim_spans(paragraph))}</p>'
         f'<div class="claims">{"".join(_claim_html(paragraph, c, ui) for c in paragraph.claims)}</div>'
-        "</article>"
+        f"{_findings_html(list(findings), ui)}</article>"
     )
+
+
+def _by_paragraph(report: Report) -> dict[str, list[LayerFinding]]:
+    out: dict[str, list[LayerFinding]] = {}
+    for finding in report.findings:
+        out.setdefault(finding.paragraph_id, []).append(finding)
+    return out
 
 
 @dataclass
@@ -283,6 +303,8 @@ def _chips(report: Report) -> str:
     for key in ("errors", "review", "not_checkworthy", "skipped_sources"):
         if key in summary:
             chips.append(f"{key}: {summary[key]}")
+    for layer, count in summary.get("findings", {}).items():
+        chips.append(f"{layer} findings: {count}")
     risks = summary.get("paragraph_risk", {})
     chips.extend(f"¶ {level}: {risks[level]}" for level in RISK_LEVELS if level in risks)
     return '<div class="chips">' + "".join(f'<span class="chip">{_esc(c)}</span>' for c in chips) + "</div>"
@@ -308,6 +330,7 @@ def render_html(report: Report, risk_first: bool = False, extra_head: str = "", 
     lang = detect_language("".join(p.text for p in report.paragraphs) or report.document)
     ui = ui_words(lang)
     paragraphs = riskiest_first(report.paragraphs) if risk_first else report.paragraphs
+    found = _by_paragraph(report)
     return "".join(
         [
             f'<!DOCTYPE html>\n<html lang="{lang}">\n<head>\n<meta charset="utf-8">\n',
@@ -325,7 +348,7 @@ def render_html(report: Report, risk_first: bool = False, extra_head: str = "", 
             '<div class="layout">',
             _side_html(report, ui),
             '<main><section class="document">',
-            "".join(_paragraph_html(p, ui) for p in paragraphs),
+            "".join(_paragraph_html(p, ui, found.get(p.paragraph_id, [])) for p in paragraphs),
             "</section>",
             _sources_html(report, ui),
             "</main></div>\n",
@@ -379,6 +402,7 @@ def render_cells(report: Report) -> str:
     scoped style (what a notebook shows for a `Report`, see `Report._repr_html_`)."""
     lang = detect_language("".join(p.text for p in report.paragraphs) or report.document)
     ui = ui_words(lang)
-    cells = "".join(_paragraph_html(p, ui) for p in riskiest_first(report.paragraphs))
+    found = _by_paragraph(report)
+    cells = "".join(_paragraph_html(p, ui, found.get(p.paragraph_id, [])) for p in riskiest_first(report.paragraphs))
     return (f'<div class="factlab-cells" lang="{lang}"><style>{scoped_css(_static("report.css"), ".factlab-cells")}'
             f"</style>{_chips(report)}{cells}</div>")

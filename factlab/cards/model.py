@@ -166,6 +166,8 @@ class ParagraphCard(_Record):
     text: str
     risk_level: str
     claims: list[ClaimCard] = field(default_factory=list)
+    paragraph_type: str = ""  # the routing table's type (background, method, ...); "" = not routed
+    layers: list[str] = field(default_factory=list)  # the layers that checked it (facts, logic, consistency)
 
     def __post_init__(self) -> None:
         if self.risk_level not in RISK_LEVELS:
@@ -178,6 +180,24 @@ class ParagraphCard(_Record):
     def _records(cls) -> dict[str, type]:
         return {"claims": ClaimCard}
 
+
+
+@dataclass
+class LayerFinding(_Record):
+    """A finding of a layer beyond single facts (consistency, logic), in the seed's shape: where, the span at issue,
+    the other location or snippet it conflicts with, and what to do."""
+
+    _WHERE = "findings"
+
+    paragraph_id: str
+    layer: str  # consistency | logic
+    kind: str  # e.g. abbreviation, unit_format, citation_format (factlab/rules/document.py)
+    status: str  # flagged
+    keyword: str  # the span at issue
+    evidence: str  # the other location's text (and where), or the source snippet
+    suggested_action: str
+    message: str = ""
+    other_paragraph_id: str = ""
 
 
 @dataclass
@@ -207,6 +227,7 @@ class Report(_Record):
     lineage: dict[str, list[str]] = field(default_factory=dict)  # source_id -> paragraph_ids resting on it
     chunks: dict[str, str] = field(default_factory=dict)  # chunk_id -> chunk text, for the Sources section
     skipped_sources: list[str] = field(default_factory=list)  # "path[:line]: reason" of sources that were not read
+    findings: list[LayerFinding] = field(default_factory=list)  # the consistency / logic layers' findings
 
     def claims(self) -> list[tuple[ParagraphCard, ClaimCard]]:
         """Every (paragraph, claim) pair in document order."""
@@ -220,7 +241,7 @@ class Report(_Record):
 
     @classmethod
     def _records(cls) -> dict[str, type]:
-        return {"paragraphs": ParagraphCard, "review_queue": ReviewItem}
+        return {"paragraphs": ParagraphCard, "review_queue": ReviewItem, "findings": LayerFinding}
 
 
 

@@ -66,7 +66,8 @@ def build_fast(cfg: DictConfig, checker_cfg: DictConfig, retriever: Retriever | 
         sources=list(retriever.index.sources.values()), progress=cfg.progress,
         skipped_sources=[str(issue) for issue in retriever.issues], min_grounding=checker_cfg.min_grounding,
         snippet_tokens=checker_cfg.snippet_tokens,
-        consistency=_container(checker_cfg.consistency))
+        consistency=_container(checker_cfg.consistency), routing=instantiate(cfg.routing),
+        document_checks=list(cfg.document_checks))
 
 
 def build_professional(cfg: DictConfig, checker_cfg: DictConfig | None, student=None, retriever=None,

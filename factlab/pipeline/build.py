@@ -92,6 +92,7 @@ def build_pipeline(cfg: DictConfig, student=None, retriever=None, store: str | N
     if cfg.claim_cache.enabled:
         cache = ClaimCache(cache_root() / "claims.sqlite", claim_setup(cfg, student, retriever, store),
                            embed=retriever.encoder.encode, threshold=cfg.claim_cache.near_threshold)
+    options = {"routing": instantiate(cfg.routing), "document_checks": list(cfg.document_checks), **options}
     pipeline = Pipeline(stages, retriever, rules, student, k=cfg.k, max_workers=cfg.max_workers,
                         context_chars=cfg.context_chars, cache=cache,
                         sources=list(retriever.index.sources.values()), progress=cfg.progress,

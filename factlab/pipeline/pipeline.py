@@ -16,7 +16,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from factlab.cards.build import build_claim_card, build_error_card, build_paragraph_card, build_report
+from factlab.cards.build import build_claim_card, build_error_card, build_paragraph_card, build_report, layer_findings
 from factlab.cards.model import ClaimCard, ParagraphCard, Report
 from factlab.matching.text import grounded, similarity
 from factlab.models.errors import classify_exception
@@ -28,6 +28,8 @@ from factlab.retrieval.chunking import sentence_spans
 from factlab.rules import consistency
 from factlab.rules.business import DECISIVE_RELATIONS, BusinessRules, JudgedEvidence
 from factlab.rules.citations import find_citations
+from factlab.rules.document import consistency_findings
+from factlab.rules.routing import Routing
 from factlab.schema import Judgment
 
 logger = logging.getLogger(__name__)
@@ -76,6 +78,10 @@ class Pipeline:
             `agent(claim=, search=, vertical=)`); None = single pass only.
         agent_when: the single-pass labels whose claims get the multi-round check (the claims that may need several
             hops: e.g. unverifiable, nothing decisive found in one pass).
+        routing: the paragraph-type routing table (`factlab.rules.routing.Routing`): a paragraph whose type has the
+            facts layer off gets no fact check, and the consistency layer reports findings only in paragraphs routed
+            to it; None = every layer on every paragraph.
+        document_checks: the consistency layer's checks (`factlab.rules.document.KINDS`); empty = the layer is off.
     """
 
     name = "professional"
@@ -85,7 +91,8 @@ class Pipeline:
                  sources: list | None = None, progress: bool = True, skipped_sources: list[str] | None = None,
                  consistency: Mapping[str, Any] | None = None, min_grounding: float = 0.5,
                  paragraph_workers: int = 1, agent: Callable | None = None,
-                 agent_when: Sequence[str] = ("unverifiable",)) -> None:
+                 agent_when: Sequence[str] = ("unverifiable",), routing: Routing | None = None,
+                 document_checks: Sequence[str] = ()) -> None:
         self.stages, self.retriever, self.rules = dict(stages), retriever, rules
         self.k, self.max_workers, self.context_chars = k, max_workers, context_chars
         self.cache, self.sources, self.progress = cache, sources, progress
@@ -95,7 +102,16 @@ class Pipeline:
         self.paragraph_workers = int(paragraph_workers)
         self.agent = agent(rules=rules) if agent is not None else None
         self.agent_when = frozenset(agent_when)
+        self.routing = routing
+        self.document_checks = tuple(document_checks)
         self.meter = StageMeter(student)
+
+    def route(self, text: str) -> tuple[str, list[str]]:
+        """(paragraph type, the layers that check it): facts and, when its checks are on, consistency (the logic
+        layer is not built yet, so it is never listed)."""
+        kind, layers = self.routing.layers_for(text) if self.routing else ("", ["facts", "consistency"])
+        return kind, [layer for layer in layers
+                      if layer == "facts" or (layer == "consistency" and self.document_checks)]
 
     def check(self, document: str, name: str = "document") -> Report:
         """The checker interface (`factlab.checkers.base.Checker`): check one document, return its report."""
@@ -237,7 +253,13 @@ class Pipeline:
                    disable=not self.progress or len(paragraphs) < 2)
 
         def one(index: int) -> ParagraphTrace:
-            unit = self._paragraph(index, paragraphs, fixed)
+            kind, layers = self.route(paragraphs[index]["text"])
+            if "facts" in layers:
+                unit = self._paragraph(index, paragraphs, fixed)
+            else:  # the routing table keeps facts off this type of paragraph: say so on every sentence
+                reason = f"not checked for facts: a {kind} paragraph (routing {self.routing.name})"
+                unit = ParagraphTrace(sentences=[{**row, "checkworthy": False, "reason": reason}
+                                                 for row in sentence_rows(paragraphs[index])], worthy="")
             bar.update(1)
             return unit
 
@@ -252,9 +274,16 @@ class Pipeline:
         """The document's trace and report from its paragraphs' traces (every claim carded)."""
         cards = [_paragraph_card(index, paragraph, unit) for index, (paragraph, unit)
                  in enumerate(zip(paragraphs, units, strict=True))]
+        for card in cards:
+            card.paragraph_type, card.layers = self.route(card.text)
         chunks = {e.chunk_id: e.text for unit in units for t in unit.claims for e in t.evidence}
+        findings = []
+        if self.document_checks:  # the whole document is compared; findings shown where the layer is routed
+            routed = {c.paragraph_id for c in cards if "consistency" in c.layers}
+            found = consistency_findings([(c.paragraph_id, c.text) for c in cards], self.document_checks)
+            findings = layer_findings([f for f in found if f.paragraph_id in routed])
         report = build_report(document=name, business=self.rules.name, paragraphs=cards, chunks=chunks,
-                              skipped_sources=self.skipped_sources)
+                              skipped_sources=self.skipped_sources, findings=findings)
         report.summary["ungrounded_claims"] = sum(len(u.ungrounded) for u in units)
         report.summary["checker"] = self.name
         return DocumentTrace(paragraphs, units, report)

@@ -1,0 +1,240 @@
+"""The document consistency layer, deterministic: what must stay uniform through a whole document, checked across
+its paragraphs, each finding with both locations and a suggested action.
+
+- `abbreviation`: one abbreviation defined two ways ("RCT (randomised controlled trial)" ... "RCT (real-time
+  cardiac telemetry)"), or a term given two abbreviations.
+- `unit_format`: one unit written two ways (mg and 毫克, km and 公里, % and 百分比 / per cent).
+- `percent_points`: a change between percentages stated in % in one place and in percentage points in another (or
+  "% points" misused: "rose by 5%" of a rate that is itself a percentage is ambiguous, flagged once per document).
+- `number_format`: thousands written with and without separators (12,000 vs 12000), or decimal commas mixed with
+  decimal points.
+- `citation_format`: author-year citations ("Smith et al. (2019)", "(Smith, 2019)") mixed with numbered ones
+  ("[3]"), or two author-year styles mixed.
+
+Every finding names the `keyword` (the span at issue), the paragraph it is in, the other location (`other`), and
+what to do. Paragraph texts are untrusted: they are only matched, never executed or sent anywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+KINDS = ("abbreviation", "unit_format", "percent_points", "number_format", "citation_format")
+
+
+@dataclass(frozen=True)
+class Location:
+    paragraph_id: str
+    start: int  # character offsets inside the paragraph's text
+    end: int
+    text: str  # the matched span
+
+
+@dataclass
+class Finding:
+    """One consistency problem: where, what, the other place that disagrees, and the action."""
+
+    kind: str  # one of KINDS
+    paragraph_id: str  # where the reader should look first (the later location)
+    keyword: str  # the span at issue
+    other: Location  # the location it disagrees with
+    at: Location
+    message: str
+    suggested_action: str
+    details: dict = field(default_factory=dict)
+
+
+_ABBREV_EN = re.compile(r"\b([A-Za-z][A-Za-z\- ]{3,80}?)\s*\(([A-Z][A-Za-z0-9]{1,9})\)")
+_ABBREV_EN_REV = re.compile(r"\b([A-Z][A-Za-z0-9]{1,9})\s*\(([A-Za-z][A-Za-z\- ]{3,80}?)\)")
+_ABBREV_ZH = re.compile(r"([\u4e00-\u9fff]{2,20})[（(]([A-Z][A-Za-z0-9]{1,9})[)）]")
+
+# unit -> its family (spellings of one unit); two spellings of one family in one document are a finding
+_UNIT_FAMILIES: dict[str, tuple[str, ...]] = {
+    "milligram": ("mg", "毫克"), "gram": ("g", "克"), "kilogram": ("kg", "公斤", "千克"),
+    "kilometre": ("km", "公里", "千米"), "metre": ("m", "米"), "millilitre": ("ml", "mL", "毫升"),
+    "percent": ("%", "％", "per cent", "percent", "百分之"),
+}
+_NUMBER_UNIT = re.compile(r"(?<![\dA-Za-z.])(\d+(?:[.,]\d+)?)\s*"
+                          r"(mg|毫克|kg|公斤|千克|km|公里|千米|ml|mL|毫升|g|克|m|米|%|％|per cent|percent)(?![A-Za-z])")
+_ZH_PERCENT = re.compile(r"百分之[零一二三四五六七八九十百\d]+")
+_POINTS = re.compile(r"(\d+(?:\.\d+)?)\s*(percentage points?|个百分点|pp\b)", re.I)
+_PERCENT_CHANGE = re.compile(r"(rose|fell|increased|decreased|grew|dropped|上升|下降|提高|降低|增加|减少)"
+                             r"[^.。;；]{0,12}?(?:by\s*)?(\d+(?:\.\d+)?)\s*(%|％)")
+_RATE = re.compile(r"(率|占比|比重|比例|\brates?\b|\bshare\b|\bproportion\b|\bcoverage\b|\bprevalence\b|"
+                   r"\buptake\b)", re.I)  # a quantity that is itself a percentage
+_THOUSANDS_SEP = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?![\d])")
+_THOUSANDS_PLAIN = re.compile(r"(?<![\d.,])\d{5,}(?![\d.,])")
+_CITE_AUTHOR_YEAR_PAREN = re.compile(r"\(([A-Z][A-Za-z\-]+)(?: et al\.)?,? (\d{4})\)")
+_CITE_AUTHOR_THEN_YEAR = re.compile(r"\b([A-Z][A-Za-z\-]+)(?: et al\.)? \((\d{4})\)")
+_CITE_NUMBERED = re.compile(r"\[(\d+(?:[,–-]\s*\d+)*)\]")
+_YEARISH = re.compile(r"^(1[5-9]|20)\d\d$")
+
+
+def _loc(paragraph_id: str, match: re.Match, group: int = 0) -> Location:
+    return Location(paragraph_id, match.start(group), match.end(group), match.group(group))
+
+
+def abbreviations(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
+    """An abbreviation defined two ways, or a term given two abbreviations.
+
+    >>> found = abbreviations([("p1", "A randomised controlled trial (RCT) was run."),
+    ...                        ("p2", "Real-time cardiac telemetry (RCT) was used.")])
+    >>> [(f.kind, f.keyword, f.paragraph_id, f.other.paragraph_id) for f in found]
+    [('abbreviation', 'RCT', 'p2', 'p1')]
+    """
+    seen_abbr: dict[str, tuple[str, Location]] = {}
+    seen_term: dict[str, tuple[str, Location]] = {}
+    out = []
+    for pid, text in paragraphs:
+        pairs = [(m.group(1), m.group(2), _loc(pid, m, 2)) for m in _ABBREV_EN.finditer(text)]
+        pairs += [(m.group(2), m.group(1), _loc(pid, m, 1)) for m in _ABBREV_EN_REV.finditer(text)]
+        pairs += [(m.group(1), m.group(2), _loc(pid, m, 2)) for m in _ABBREV_ZH.finditer(text)]
+        for term, abbr, where in pairs:
+            term = _expansion(term, abbr)
+            if term is None:
+                continue
+            key = term.casefold()
+            if abbr in seen_abbr and seen_abbr[abbr][0].casefold() != key:
+                first_term, first = seen_abbr[abbr]
+                out.append(Finding("abbreviation", pid, abbr, first, where,
+                                   f"{abbr} is defined as “{first_term}” and as “{term}”",
+                                   f"Use one expansion of {abbr}, or a different abbreviation for “{term}”."))
+            elif key in seen_term and seen_term[key][0] != abbr:
+                first_abbr, first = seen_term[key]
+                out.append(Finding("abbreviation", pid, abbr, first, where,
+                                   f"“{term}” is abbreviated {first_abbr} and {abbr}",
+                                   f"Use one abbreviation for “{term}” throughout."))
+            seen_abbr.setdefault(abbr, (term, where))
+            seen_term.setdefault(key, (abbr, where))
+    return out
+
+
+def _expansion(words: str, abbr: str) -> str | None:
+    """The trailing words of `words` that `abbr` abbreviates (initials in order), or None; Chinese terms as they are.
+
+    >>> _expansion("In 2020 a randomised controlled trial", "RCT"), _expansion("the results", "RCT")
+    ('randomised controlled trial', None)
+    """
+    if re.search(r"[\u4e00-\u9fff]", words):
+        return words
+    tokens = re.findall(r"[A-Za-z][A-Za-z\-]*", words)
+    letters = abbr.upper()
+    for start in range(len(tokens) - 1, -1, -1):
+        candidate = tokens[start:]
+        initials = "".join(t[0].upper() for t in candidate if t.lower() not in ("of", "and", "the", "for", "in", "on"))
+        if initials == letters:
+            return " ".join(candidate)
+        if len(candidate) > len(letters) + 3:
+            break
+    return None
+
+
+def unit_formats(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
+    """One unit written two ways (mg and 毫克, % and per cent), once per unit family.
+
+    >>> [f.keyword for f in unit_formats([("p1", "a dose of 50 mg"), ("p2", "剂量为100毫克")])]
+    ['毫克']
+    """
+    first: dict[str, tuple[str, Location]] = {}
+    reported: set[str] = set()
+    out = []
+    for pid, text in paragraphs:
+        spans = [(m.group(2), _loc(pid, m, 2)) for m in _NUMBER_UNIT.finditer(text)]
+        spans += [("百分之", Location(pid, m.start(), m.start() + 3, "百分之")) for m in _ZH_PERCENT.finditer(text)]
+        for spelling, where in sorted(spans, key=lambda s: s[1].start):
+            family = next((name for name, forms in _UNIT_FAMILIES.items() if spelling in forms), None)
+            if family is None:
+                continue
+            if family not in first:
+                first[family] = (spelling, where)
+            elif first[family][0] != spelling and family not in reported:
+                reported.add(family)
+                out.append(Finding("unit_format", pid, spelling, first[family][1], where,
+                                   f"{family} is written {first[family][0]!r} and {spelling!r}",
+                                   f"Write {family} one way through the document (e.g. {first[family][0]!r})."))
+    return out
+
+
+def percent_points(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
+    """A change of a RATE stated as "rose by N%" in a document that elsewhere gives rate changes in percentage
+    points: the reader cannot tell whether that % is relative or absolute. (A change of a quantity that is not itself
+    a percentage, "GDP grew by 6.1%", is not ambiguous and is not flagged.)
+
+    >>> found = percent_points([("p1", "Coverage rose by 3 percentage points."), ("p2", "The uptake rate rose by 5%.")])
+    >>> [(f.kind, f.keyword) for f in found]
+    [('percent_points', '5%')]
+    >>> percent_points([("p1", "利率下降0.8个百分点。"), ("p2", "第二产业增加值增长6.1%。")])
+    []
+    """
+    points = [(pid, m) for pid, text in paragraphs for m in _POINTS.finditer(text)]
+    changes = [(pid, m) for pid, text in paragraphs for m in _PERCENT_CHANGE.finditer(text)
+               if _RATE.search(text[max(0, m.start() - 15):m.start()])]
+    if not points or not changes:
+        return []
+    pid, change = changes[0]
+    point_pid, point = points[0]
+    keyword = change.group(2) + change.group(3)
+    where = Location(pid, change.start(2), change.end(3), keyword)
+    return [Finding("percent_points", pid, keyword, _loc(point_pid, point), where,
+                    f"changes are given in percentage points ({point.group(0)!r}) and in % ({change.group(0)!r})",
+                    "Say whether the % change is relative or in percentage points, and use one form.")]
+
+
+def number_formats(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
+    """Large numbers written with and without thousands separators (years and ids aside).
+
+    >>> [f.keyword for f in number_formats([("p1", "6,240 adults"), ("p2", "then 12000 more")])]
+    ['12000']
+    """
+    separated = [(pid, m) for pid, text in paragraphs for m in _THOUSANDS_SEP.finditer(text)]
+    plain = [(pid, m) for pid, text in paragraphs for m in _THOUSANDS_PLAIN.finditer(text)
+             if not _YEARISH.match(m.group(0))]
+    if not separated or not plain:
+        return []
+    (pid, first), (plain_pid, other) = separated[0], plain[0]
+    at, before = (_loc(plain_pid, other), _loc(pid, first))
+    return [Finding("number_format", at.paragraph_id, at.text, before, at,
+                    f"{first.group(0)!r} has a thousands separator, {other.group(0)!r} has none",
+                    "Write large numbers one way (with or without separators) through the document.")]
+
+
+def citation_formats(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
+    """Author-year citations mixed with numbered ones, or two author-year styles mixed.
+
+    >>> found = citation_formats([("p1", "as Smith et al. (2019) showed"), ("p2", "as shown before [3].")])
+    >>> [(f.keyword, f.other.text) for f in found]
+    [('[3]', 'Smith et al. (2019)')]
+    """
+    styles = {"author (year)": _CITE_AUTHOR_THEN_YEAR, "(author, year)": _CITE_AUTHOR_YEAR_PAREN,
+              "[n]": _CITE_NUMBERED}
+    first: dict[str, Location] = {}
+    for pid, text in paragraphs:
+        for style, pattern in styles.items():
+            for m in pattern.finditer(text):
+                if style == "[n]" or _YEARISH.match(m.group(2)):
+                    first.setdefault(style, _loc(pid, m))
+    if len(first) < 2:
+        return []
+    ordered = sorted(first.items(), key=lambda kv: (kv[1].paragraph_id, kv[1].start))
+    (style_a, a), (style_b, b) = ordered[0], ordered[1]
+    return [Finding("citation_format", b.paragraph_id, b.text, a, b,
+                    f"citations in two styles: {style_a} ({a.text!r}) and {style_b} ({b.text!r})",
+                    "Cite in one style through the document.")]
+
+
+CHECKS = {"abbreviation": abbreviations, "unit_format": unit_formats, "percent_points": percent_points,
+          "number_format": number_formats, "citation_format": citation_formats}
+
+
+def consistency_findings(paragraphs: Sequence[tuple[str, str]], kinds: Sequence[str] = KINDS) -> list[Finding]:
+    """Every consistency finding of the document (`paragraphs`: (paragraph id, text) in document order).
+
+    Raises:
+        ValueError: an unknown kind.
+    """
+    unknown = sorted(set(kinds) - set(CHECKS))
+    if unknown:
+        raise ValueError(f"consistency kinds {unknown}: expected some of {', '.join(CHECKS)}")
+    return [finding for kind in kinds for finding in CHECKS[kind](paragraphs)]

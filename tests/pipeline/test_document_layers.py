@@ -1,0 +1,75 @@
+"""The layers beyond facts: the routing table by paragraph type (facts off where the table says so, the table
+exception), and the deterministic consistency layer's findings as cards beside the fact cards (JSON, HTML)."""
+
+from __future__ import annotations
+
+import pytest
+from hydra.utils import instantiate
+
+from factlab.cards.html import render_html
+from factlab.cards.model import Report
+from factlab.config import compose_config
+from factlab.pipeline.pipeline import Pipeline
+from factlab.rules.document import KINDS, consistency_findings
+
+
+@pytest.mark.parametrize(("paragraphs", "kind", "keyword"), [
+    ([("p1", "A randomised controlled trial (RCT) enrolled adults."), ("p2", "Real-time cardiac telemetry (RCT).")],
+     "abbreviation", "RCT"),
+    ([("p1", "随机对照试验（RCT）纳入成人。"), ("p2", "真实世界研究（RCT）显示。")], "abbreviation", "RCT"),
+    ([("p1", "The dose was 50 mg daily."), ("p2", "剂量提高到100毫克。")], "unit_format", "毫克"),
+    ([("p1", "Coverage rose by 3 percentage points."), ("p2", "Uptake rose by 5%.")], "percent_points", "5%"),
+    ([("p1", "It enrolled 6,240 adults."), ("p2", "A further 12000 joined.")], "number_format", "12000"),
+    ([("p1", "As Smith et al. (2019) showed."), ("p2", "This was confirmed [3].")], "citation_format", "[3]"),
+])
+def test_each_consistency_check_finds_its_case_with_both_locations(paragraphs, kind, keyword):
+    found = [f for f in consistency_findings(paragraphs) if f.kind == kind]
+    assert [f.keyword for f in found] == [keyword]
+    assert found[0].paragraph_id == "p2" and found[0].other.paragraph_id == "p1" and found[0].suggested_action
+
+
+def test_a_consistent_document_has_no_findings():
+    paragraphs = [("p1", "A randomised controlled trial (RCT) gave 50 mg to 6,240 adults (Smith, 2019)."),
+                  ("p2", "The RCT then gave 100 mg to 1,200 more (Lee, 2020). It was 2021.")]
+    assert consistency_findings(paragraphs, KINDS) == []
+
+
+class _NoLM:
+    """A stage that must not be called (the routing table keeps facts off its paragraph)."""
+
+    def __call__(self, **kwargs):
+        raise AssertionError(f"stage called with {sorted(kwargs)}")
+
+
+def test_routing_keeps_facts_off_a_limitations_paragraph_and_findings_become_cards(default_rules, hashing_retriever):
+    cfg = compose_config("verify", ["input=x", "sources=y", "routing=default"])
+    document = ("Participants were randomised and received 50 mg daily.\n\n"
+                "One limitation is that the dose, 100毫克, was not blinded.")
+    paragraphs = [{"text": t, "start": document.index(t), "end": document.index(t) + len(t)}
+                  for t in document.split("\n\n")]
+    rows = [[{"text": paragraphs[0]["text"], "checkworthy": False, "reason": "test"}], None]
+    stages = {name: _NoLM() for name in ("paragraphs", "checkworthy", "extract_claims", "review_claims", "vertical",
+                                         "query_rewrite", "judge")}
+    pipeline = Pipeline(stages, hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}]), default_rules,
+                        None, progress=False, routing=instantiate(cfg.routing), document_checks=list(cfg.document_checks))
+    rows[1] = [{"text": paragraphs[1]["text"], "checkworthy": True, "reason": "test"}]
+    report = pipeline.run(document, fixed={"paragraphs": paragraphs, "checkworthy": rows}).report
+    method, limits = report.paragraphs
+    assert (method.paragraph_type, method.layers) == ("method", ["facts", "consistency"])
+    assert (limits.paragraph_type, limits.layers) == ("limitations", ["consistency"])
+    assert limits.claims and all(not c.checkworthy and "limitations paragraph" in c.suggested_action
+                                 for c in limits.claims)
+    assert [(f.layer, f.kind, f.keyword, f.paragraph_id, f.other_paragraph_id) for f in report.findings] == [
+        ("consistency", "unit_format", "毫克", "p2", "p1")]
+    assert report.summary["findings"] == {"consistency": 1}
+    again = Report.from_dict(report.to_dict())
+    assert again.findings == report.findings and again.paragraphs[1].layers == ["consistency"]
+    page = render_html(report)
+    assert 'class="finding layer-consistency"' in page and "Write milligram one way" in page
+
+
+def test_without_routing_every_paragraph_gets_facts_and_consistency(default_rules, hashing_retriever):
+    cfg = compose_config("verify", ["input=x", "sources=y"])
+    pipeline = Pipeline({}, hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}]), default_rules, None,
+                        routing=instantiate(cfg.routing), document_checks=[])
+    assert pipeline.route("One limitation is the sample.") == ("any", ["facts"])  # consistency layer off: not listed
