@@ -91,8 +91,10 @@ def abbreviations(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
         pairs = [(m.group(1), m.group(2), _loc(pid, m, 2)) for m in _ABBREV_EN.finditer(text)]
         pairs += [(m.group(2), m.group(1), _loc(pid, m, 1)) for m in _ABBREV_EN_REV.finditer(text)]
         pairs += [(m.group(1), m.group(2), _loc(pid, m, 2)) for m in _ABBREV_ZH.finditer(text)]
-        for term, abbr, where in pairs:
-            term = _expansion(term, abbr)
+        for words, abbr, where in pairs:
+            term = _expansion(words, abbr)
+            if term is None:  # not its initials: still a finding when the words end with a term defined before
+                term = next((t for t in seen_term if words.casefold().rstrip().endswith(t)), None)
             if term is None:
                 continue
             key = term.casefold()

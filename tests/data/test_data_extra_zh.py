@@ -1,4 +1,5 @@
-"""datasets/extra_zh (conf/dataset/extra_zh.yaml): 48 Chinese cases that load, validate row by row, and feed every stage."""
+"""datasets/extra_zh (conf/dataset/extra_zh.yaml): 48 Chinese cases that load, validate row by row, and feed every
+stage."""
 
 from __future__ import annotations
 

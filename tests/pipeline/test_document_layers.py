@@ -50,8 +50,9 @@ def test_routing_keeps_facts_off_a_limitations_paragraph_and_findings_become_car
     rows = [[{"text": paragraphs[0]["text"], "checkworthy": False, "reason": "test"}], None]
     stages = {name: _NoLM() for name in ("paragraphs", "checkworthy", "extract_claims", "review_claims", "vertical",
                                          "query_rewrite", "judge")}
-    pipeline = Pipeline(stages, hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}]), default_rules,
-                        None, progress=False, routing=instantiate(cfg.routing), document_checks=list(cfg.document_checks))
+    retriever = hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}])
+    pipeline = Pipeline(stages, retriever, default_rules, None, progress=False, routing=instantiate(cfg.routing),
+                        document_checks=list(cfg.document_checks))
     rows[1] = [{"text": paragraphs[1]["text"], "checkworthy": True, "reason": "test"}]
     report = pipeline.run(document, fixed={"paragraphs": paragraphs, "checkworthy": rows}).report
     method, limits = report.paragraphs
@@ -73,3 +74,17 @@ def test_without_routing_every_paragraph_gets_facts_and_consistency(default_rule
     pipeline = Pipeline({}, hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}]), default_rules, None,
                         routing=instantiate(cfg.routing), document_checks=[])
     assert pipeline.route("One limitation is the sample.") == ("any", ["facts"])  # consistency layer off: not listed
+
+
+def test_the_consistency_layer_holds_on_its_gold():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "consistency_layer.py"
+    spec = importlib.util.spec_from_file_location("consistency_layer", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    table = bench.score()["table"]
+    for lang in ("en", "zh"):
+        assert table[lang]["findings"] >= 6 and table[lang]["precision"] >= 0.9 and table[lang]["recall"] >= 0.9
+        assert table[lang]["false_alarm_docs"].startswith("0 /")

@@ -1,0 +1,64 @@
+"""The consistency layer (factlab/rules/document.py) on its gold (datasets/layers/consistency_gold.jsonl: short
+documents in English and Chinese, each with the findings a careful reader would raise, and clean documents that
+must raise none): precision, recall and false-alarm documents, per kind and language (printed table).
+
+    python benchmarks/consistency_layer.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLD = ROOT / "datasets" / "layers" / "consistency_gold.jsonl"
+
+
+def score(gold_path: Path = GOLD) -> dict:
+    from factlab.rules.document import consistency_findings
+
+    counts: Counter = Counter()
+    misses, extras = [], []
+    for line in gold_path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        doc = json.loads(line)
+        pairs = [(f"p{i + 1}", text) for i, text in enumerate(doc["paragraphs"])]
+        want = {(f["kind"], f["keyword"], f"p{f['paragraph']}") for f in doc["findings"]}
+        got = {(f.kind, f.keyword, f.paragraph_id) for f in consistency_findings(pairs)}
+        for key in ("all", doc["lang"]):
+            counts[(key, "tp")] += len(want & got)
+            counts[(key, "fp")] += len(got - want)
+            counts[(key, "fn")] += len(want - got)
+            counts[(key, "docs")] += 1
+            counts[(key, "clean_docs")] += not want
+            counts[(key, "false_alarm_docs")] += (not want) and bool(got)
+        misses += [(doc["doc_id"], k) for k in want - got]
+        extras += [(doc["doc_id"], k) for k in got - want]
+    table = {}
+    for key in ("all", "en", "zh"):
+        tp, fp, fn = counts[(key, "tp")], counts[(key, "fp")], counts[(key, "fn")]
+        table[key] = {"docs": counts[(key, "docs")], "findings": tp + fn,
+                      "precision": tp / (tp + fp) if tp + fp else None, "recall": tp / (tp + fn) if tp + fn else None,
+                      "false_alarm_docs": f"{counts[(key, 'false_alarm_docs')]} / {counts[(key, 'clean_docs')]}"}
+    return {"table": table, "misses": misses, "extras": extras}
+
+
+def main() -> None:
+    result = score(Path(sys.argv[1]) if len(sys.argv) > 1 else GOLD)
+    print("| lang | docs | gold findings | precision | recall | clean docs with a finding |")
+    print("|---|---|---|---|---|---|")
+    for key, row in result["table"].items():
+        fmt = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
+        print(f"| {key} | {row['docs']} | {row['findings']} | {fmt(row['precision'])} | {fmt(row['recall'])} | "
+              f"{row['false_alarm_docs']} |")
+    for doc_id, miss in result["misses"]:
+        print(f"missed  {doc_id}: {miss}")
+    for doc_id, extra in result["extras"]:
+        print(f"extra   {doc_id}: {extra}")
+
+
+if __name__ == "__main__":
+    main()
