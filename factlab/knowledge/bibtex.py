@@ -127,8 +127,10 @@ class _Cursor:
         return self.pos >= len(self.text)
 
 
-def _braced(cur: _Cursor, key: str, name: str) -> str:
-    start, depth = cur.pos, 0
+def _scan(cur: _Cursor, start: int, closes) -> str | None:
+    """Advance over a value from `cur.pos` (backslash escapes skipped, brace depth tracked) until `closes(char,
+    depth)` holds after a character; the value between `start` and that character, or None at the end of text."""
+    depth = 0
     while cur.pos < len(cur.text):
         char = cur.text[cur.pos]
         if char == "\\":
@@ -137,25 +139,26 @@ def _braced(cur: _Cursor, key: str, name: str) -> str:
         depth += char == "{"
         depth -= char == "}"
         cur.pos += 1
-        if depth == 0:
+        if closes(char, depth):
             return cur.text[start + 1: cur.pos - 1]
+    return None
+
+
+def _braced(cur: _Cursor, key: str, name: str) -> str:
+    start = cur.pos
+    value = _scan(cur, start, lambda char, depth: depth == 0)
+    if value is not None:
+        return value
     raise BibtexError(f"{cur.where}:{cur.line(start)}", key, name,
                       f"unbalanced braces: the {{ opened at line {cur.line(start)} is never closed; close it")
 
 
 def _quoted(cur: _Cursor, key: str, name: str) -> str:
-    start, depth = cur.pos, 0
+    start = cur.pos
     cur.pos += 1
-    while cur.pos < len(cur.text):
-        char = cur.text[cur.pos]
-        if char == "\\":
-            cur.pos += 2
-            continue
-        depth += char == "{"
-        depth -= char == "}"
-        cur.pos += 1
-        if char == '"' and depth == 0:
-            return cur.text[start + 1: cur.pos - 1]
+    value = _scan(cur, start, lambda char, depth: char == '"' and depth == 0)
+    if value is not None:
+        return value
     raise BibtexError(f"{cur.where}:{cur.line(start)}", key, name,
                       f'unterminated "..." value opened at line {cur.line(start)}; close the quote')
 
