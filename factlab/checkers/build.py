@@ -67,7 +67,7 @@ def build_fast(cfg: DictConfig, checker_cfg: DictConfig, retriever: Retriever | 
         skipped_sources=[str(issue) for issue in retriever.issues], min_grounding=checker_cfg.min_grounding,
         snippet_tokens=checker_cfg.snippet_tokens,
         consistency=_container(checker_cfg.consistency), routing=instantiate(cfg.routing),
-        document_checks=list(cfg.document_checks))
+        document_checks=list(cfg.document_checks), verticals=instantiate(cfg.verticals))
 
 
 def build_professional(cfg: DictConfig, checker_cfg: DictConfig | None, student=None, retriever=None,

@@ -65,6 +65,7 @@ def claim_setup(cfg: DictConfig, student, retriever, store: str | None = None) -
         "index": fingerprint(retriever.index.manifest["files"]),
         "retrieval": OmegaConf.to_container(cfg.retrieval, resolve=True),
         "business": OmegaConf.to_container(cfg.business, resolve=True), "k": cfg.k,
+        "verticals": OmegaConf.to_container(cfg.verticals, resolve=True),
         "code": code_fingerprint(),
     })
 
@@ -92,7 +93,8 @@ def build_pipeline(cfg: DictConfig, student=None, retriever=None, store: str | N
     if cfg.claim_cache.enabled:
         cache = ClaimCache(cache_root() / "claims.sqlite", claim_setup(cfg, student, retriever, store),
                            embed=retriever.encoder.encode, threshold=cfg.claim_cache.near_threshold)
-    options = {"routing": instantiate(cfg.routing), "document_checks": list(cfg.document_checks), **options}
+    options = {"routing": instantiate(cfg.routing), "document_checks": list(cfg.document_checks),
+               "verticals": instantiate(cfg.verticals), **options}
     pipeline = Pipeline(stages, retriever, rules, student, k=cfg.k, max_workers=cfg.max_workers,
                         context_chars=cfg.context_chars, cache=cache,
                         sources=list(retriever.index.sources.values()), progress=cfg.progress,

@@ -25,6 +25,7 @@ from factlab.pipeline.cache import CacheHit, ClaimCache
 from factlab.pipeline.meter import StageMeter
 from factlab.pipeline.trace import ClaimTrace, DocumentTrace, ParagraphTrace
 from factlab.retrieval.chunking import sentence_spans
+from factlab.retrieval.verticals import VerticalRouter
 from factlab.rules import consistency
 from factlab.rules.business import DECISIVE_RELATIONS, BusinessRules, JudgedEvidence
 from factlab.rules.citations import find_citations
@@ -82,6 +83,8 @@ class Pipeline:
             facts layer off gets no fact check, and the consistency layer reports findings only in paragraphs routed
             to it; None = every layer on every paragraph.
         document_checks: the consistency layer's checks (`factlab.rules.document.KINDS`); empty = the layer is off.
+        verticals: the vertical checkers' router (`factlab.retrieval.verticals.VerticalRouter`): the checker that
+            applies to a claim adds its judged evidence (a lookup table's row, a reference text) and hints; None = off.
     """
 
     name = "professional"
@@ -92,7 +95,7 @@ class Pipeline:
                  consistency: Mapping[str, Any] | None = None, min_grounding: float = 0.5,
                  paragraph_workers: int = 1, agent: Callable | None = None,
                  agent_when: Sequence[str] = ("unverifiable",), routing: Routing | None = None,
-                 document_checks: Sequence[str] = ()) -> None:
+                 document_checks: Sequence[str] = (), verticals: VerticalRouter | None = None) -> None:
         self.stages, self.retriever, self.rules = dict(stages), retriever, rules
         self.k, self.max_workers, self.context_chars = k, max_workers, context_chars
         self.cache, self.sources, self.progress = cache, sources, progress
@@ -104,6 +107,7 @@ class Pipeline:
         self.agent_when = frozenset(agent_when)
         self.routing = routing
         self.document_checks = tuple(document_checks)
+        self.verticals = verticals
         self.meter = StageMeter(student)
 
     def route(self, text: str) -> tuple[str, list[str]]:
@@ -206,10 +210,16 @@ class Pipeline:
         if self.consistency is not None:
             judgments, notes = consistency.apply(trace.text, trace.evidence, judgments, **self.consistency)
         judged = [JudgedEvidence(e, j) for e, j in zip(trace.evidence, judgments, strict=False)]
+        answer = self.verticals.check(trace.text, self.sources or []) if self.verticals is not None else None
+        if answer is not None:  # a specialised checker's rows weigh like judged snippets; its hints go first
+            judged += [JudgedEvidence(e, j) for e, j in answer.judged]
+            notes = [*notes, *(f"{answer.checker}: {hint}" for hint in answer.hints)]
         trace.card = build_claim_card(claim_id=trace.claim_id, text=trace.text, judged=judged, rules=self.rules,
                                       sentence=trace.sentence, vertical=trace.vertical, queries=trace.queries,
                                       sources=self.sources)
         trace.card.hints = [*notes, *trace.card.hints]
+        if answer is not None and answer.review:
+            trace.card.review = True
         trace.card.checker = self.name
         trace.relation = trace.card.relation
         return trace.card
