@@ -270,6 +270,7 @@ class Pipeline:
                 reason = f"not checked for facts: a {kind} paragraph (routing {self.routing.name})"
                 unit = ParagraphTrace(sentences=[{**row, "checkworthy": False, "reason": reason}
                                                  for row in sentence_rows(paragraphs[index])], worthy="")
+            unit.paragraph_type, unit.layers = kind, layers
             bar.update(1)
             return unit
 
@@ -284,8 +285,8 @@ class Pipeline:
         """The document's trace and report from its paragraphs' traces (every claim carded)."""
         cards = [_paragraph_card(index, paragraph, unit) for index, (paragraph, unit)
                  in enumerate(zip(paragraphs, units, strict=True))]
-        for card in cards:
-            card.paragraph_type, card.layers = self.route(card.text)
+        for card, unit in zip(cards, units, strict=True):  # routed once, in run()
+            card.paragraph_type, card.layers = unit.paragraph_type, list(unit.layers)
         chunks = {e.chunk_id: e.text for unit in units for t in unit.claims for e in t.evidence}
         findings = []
         if self.document_checks:  # the whole document is compared; findings shown where the layer is routed

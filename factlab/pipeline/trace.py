@@ -52,6 +52,8 @@ class ParagraphTrace:
     drafts: list[str] = field(default_factory=list)  # extracted claims, before review
     claims: list[ClaimTrace] = field(default_factory=list)  # reviewed claims (or the placeholder error card)
     ungrounded: list[str] = field(default_factory=list)  # reviewed claims dropped: their paragraph does not state them
+    paragraph_type: str = ""  # the routing table's type ("" = not routed)
+    layers: list[str] = field(default_factory=list)  # the layers that check it (Pipeline.route)
 
     def real_claims(self) -> list[ClaimTrace]:
         """The reviewed claims without the placeholder of a failed extraction."""

@@ -3,6 +3,7 @@ artifact, downloaded once into a cache folder)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,14 +21,24 @@ class ReviewTarget:
     folder: Path  # the folder holding cards.json (for an MLflow run: the downloaded copy)
     report: Report
 
-    def cards(self) -> dict[tuple[str, str], tuple[ParagraphCard, ClaimCard]]:
-        """(paragraph id, claim id) -> (paragraph, claim) for every claim that has a label to decide on."""
+    @functools.cached_property
+    def _cards(self) -> dict[tuple[str, str], tuple[ParagraphCard, ClaimCard]]:
         return {(p.paragraph_id, c.claim_id): (p, c) for p, c in self.report.claims()
                 if c.checkworthy and c.label is not None}
 
+    @functools.cached_property
+    def _versions(self) -> dict[str, str]:
+        return {f"{p}/{c}": card_version(claim.to_dict()) for (p, c), (_, claim) in self._cards.items()}
+
+    def cards(self) -> dict[tuple[str, str], tuple[ParagraphCard, ClaimCard]]:
+        """(paragraph id, claim id) -> (paragraph, claim) for every claim that has a label to decide on (the report
+        is read once: computed once)."""
+        return dict(self._cards)
+
     def versions(self) -> dict[str, str]:
-        """"<paragraph id>/<claim id>" -> the card's version, for every decidable card."""
-        return {f"{p}/{c}": card_version(claim.to_dict()) for (p, c), (_, claim) in self.cards().items()}
+        """"<paragraph id>/<claim id>" -> the card's version, for every decidable card (hashed once per target,
+        not per request)."""
+        return dict(self._versions)
 
 
 def resolve_run(run: str, tracking_uri: str, cache_dir: str | Path) -> ReviewTarget:
