@@ -21,6 +21,7 @@ _INPUTS = {  # stage -> how the CLI's --text/--file, --context, --claims, --evid
     "review_claims": lambda a, t: {"paragraph": t, "claims": a.claims},
     "query_rewrite": lambda a, t: {"claim": t},
     "judge": lambda a, t: {"claim": t, "evidence": a.evidence},
+    "logic": lambda a, t: {"paragraph": t, "earlier": a.context},  # --context: premises of earlier paragraphs
 }
 
 
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     src = stage.add_mutually_exclusive_group(required=True)
     src.add_argument("--text")
     src.add_argument("--file")
-    stage.add_argument("--context", default="", help="extract_claims: summary of earlier paragraphs")
+    stage.add_argument("--context", default="", help="extract_claims / logic: summary of earlier paragraphs")
     stage.add_argument("--claims", nargs="*", default=[], help="review_claims: drafted claims")
     stage.add_argument("--evidence", nargs="*", default=[], help="judge: evidence snippets")
     stage.add_argument("--lm", default="local_qwen05", help="a conf/lm option (default local_qwen05)")

@@ -25,6 +25,9 @@ DEFAULT_VERTICALS: tuple[str, ...] = (
     "general", "medical", "finance", "law", "science", "tech", "disaster", "sports", "entertainment",
 )
 HIGH_RISK_VERTICALS: tuple[str, ...] = ("medical", "law", "finance", "disaster")
+# The logic layer's finding kinds (factlab/rules/logic.py); a paragraph without one is "sound".
+LOGIC_KINDS: tuple[str, ...] = ("causal_overclaim", "scope_shift", "carried_over", "overgeneralisation")
+LOGIC_SOUND = "sound"
 
 _RELATION_ALIASES = {
     "supports": "support", "supported": "support", "entailment": "support", "entails": "support",

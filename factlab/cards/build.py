@@ -201,6 +201,37 @@ def build_report(
     )
 
 
+LOGIC_ACTIONS = {  # what to do about each logic finding (factlab.schema.LOGIC_KINDS)
+    "causal_overclaim": "Write 'is associated with' unless an experiment (a randomised trial) shows the cause, or cite "
+                        "that experiment.",
+    "scope_shift": "State the scope the result was found in (e.g. 'in mice', 'under laboratory conditions'), or cite "
+                   "evidence for the wider one.",
+    "carried_over": "Restate the earlier result's scope here, or cite evidence that it holds in this setting.",
+    "overgeneralisation": "Narrow the conclusion to what the evidence covers (the study, its sample, its season).",
+}
+
+
+def logic_findings(paragraph_ids: list[str], issues: list[list]) -> list[LayerFinding]:
+    """Cards for the logic layer's findings (factlab.rules.logic.LogicIssue, per paragraph in order); the evidence is
+    the premise the conclusion goes beyond, with its paragraph.
+
+    >>> from factlab.rules.logic import LogicIssue
+    >>> card = logic_findings(["p1", "p2"], [[], [LogicIssue("carried_over", "patients", "why", "in mice", 0)]])[0]
+    >>> card.paragraph_id, card.layer, card.evidence, card.other_paragraph_id
+    ('p2', 'logic', 'p1: “in mice”', 'p1')
+    """
+    out = []
+    for paragraph_id, found in zip(paragraph_ids, issues, strict=True):
+        for issue in found:
+            other = paragraph_ids[issue.premise_paragraph] if issue.premise_paragraph is not None else paragraph_id
+            out.append(LayerFinding(
+                paragraph_id=paragraph_id, layer="logic", kind=issue.kind, status="flagged", keyword=issue.keyword,
+                evidence=f"{other}: “{issue.premise}”" if issue.premise else "", message=issue.reason,
+                suggested_action=LOGIC_ACTIONS.get(issue.kind, "Check that the conclusion follows from its premises."),
+                other_paragraph_id=other if other != paragraph_id else ""))
+    return out
+
+
 def layer_findings(found) -> list[LayerFinding]:
     """Cards for the consistency layer's findings (factlab.rules.document.Finding).
 

@@ -14,7 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from factlab.checkers.claims import ClaimQueries, GroundedReview, SentenceClaims
 from factlab.checkers.fast import FastChecker
-from factlab.pipeline.build import build_pipeline, index_dir_for
+from factlab.pipeline.build import build_pipeline, index_dir_for, layer_options
 from factlab.programs.paragraphs import ParagraphSplitter
 from factlab.retrieval.ingest import check_folder
 from factlab.retrieval.retriever import Retriever
@@ -66,8 +66,7 @@ def build_fast(cfg: DictConfig, checker_cfg: DictConfig, retriever: Retriever | 
         sources=list(retriever.index.sources.values()), progress=cfg.progress,
         skipped_sources=[str(issue) for issue in retriever.issues], min_grounding=checker_cfg.min_grounding,
         snippet_tokens=checker_cfg.snippet_tokens,
-        consistency=_container(checker_cfg.consistency), routing=instantiate(cfg.routing),
-        document_checks=list(cfg.document_checks), verticals=instantiate(cfg.verticals))
+        consistency=_container(checker_cfg.consistency), **layer_options(cfg, store, lm=False))
 
 
 def build_professional(cfg: DictConfig, checker_cfg: DictConfig | None, student=None, retriever=None,

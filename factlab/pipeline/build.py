@@ -11,6 +11,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from factlab.pipeline.cache import ClaimCache, code_fingerprint, fingerprint
+from factlab.pipeline.logic import LogicLayer
 from factlab.pipeline.pipeline import Pipeline
 from factlab.programs import STAGES
 from factlab.retrieval.ingest import check_folder
@@ -36,6 +37,24 @@ def build_stages(cfg: DictConfig, store: str | None = None) -> dict:
         programs = {str(v): build_program(cfg.stage[stage], ref, store) for v, ref in refs.items()}
         stages[stage] = ByVertical(stages[stage], programs, stages["vertical"], ROUTED_FIELDS[stage])
     return stages
+
+
+def build_logic(cfg: DictConfig, store: str | None = None, lm: bool = True) -> LogicLayer | None:
+    """The logic layer of `cfg.logic` (conf/logic/*.yaml): None when off, the rule path, or the LM stage `logic`
+    (`cfg.stage.logic` with the compiled program `cfg.programs.logic`). `lm=False` (a checker without an LM) refuses
+    the stage engine with a clear error."""
+    engine = str(cfg.logic.engine)
+    if engine == "off":
+        return None
+    if engine not in ("rules", "stage"):
+        raise ValueError(f"logic.engine={engine!r}: expected rules, stage or off (conf/logic/)")
+    rules = instantiate(cfg.logic.rules)
+    if engine == "rules":
+        return LogicLayer(rules, context_chars=cfg.logic.context_chars)
+    if not lm:
+        raise ValueError("logic=stage needs an LM, and this checker runs none: use logic=rules or logic=off")
+    program = build_program(cfg.stage.logic, OmegaConf.select(cfg, "programs.logic"), store)
+    return LogicLayer(rules, program, cfg.logic.context_chars)
 
 
 def index_dir_for(cfg: DictConfig) -> Path:
@@ -70,6 +89,13 @@ def claim_setup(cfg: DictConfig, student, retriever, store: str | None = None) -
     })
 
 
+def layer_options(cfg: DictConfig, store: str | None = None, lm: bool = True) -> dict:
+    """The settings of the layers beyond single claims, shared by every checker: the routing table, the consistency
+    layer's checks, the vertical checkers and the logic layer."""
+    return {"routing": instantiate(cfg.routing), "document_checks": list(cfg.document_checks),
+            "verticals": instantiate(cfg.verticals), "logic": build_logic(cfg, store, lm=lm)}
+
+
 def build_pipeline(cfg: DictConfig, student=None, retriever=None, store: str | None = None, **options
                    ) -> tuple[Pipeline, Retriever]:
     """The pipeline of a composed verify/evaluate config.
@@ -93,8 +119,7 @@ def build_pipeline(cfg: DictConfig, student=None, retriever=None, store: str | N
     if cfg.claim_cache.enabled:
         cache = ClaimCache(cache_root() / "claims.sqlite", claim_setup(cfg, student, retriever, store),
                            embed=retriever.encoder.encode, threshold=cfg.claim_cache.near_threshold)
-    options = {"routing": instantiate(cfg.routing), "document_checks": list(cfg.document_checks),
-               "verticals": instantiate(cfg.verticals), **options}
+    options = {**layer_options(cfg, store), **options}
     pipeline = Pipeline(stages, retriever, rules, student, k=cfg.k, max_workers=cfg.max_workers,
                         context_chars=cfg.context_chars, cache=cache,
                         sources=list(retriever.index.sources.values()), progress=cfg.progress,

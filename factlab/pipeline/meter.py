@@ -9,14 +9,14 @@ from typing import Any
 
 from factlab.models.errors import note_failure
 from factlab.models.lm import LMHandle
-from factlab.pipeline.trace import PIPELINE_STAGES
+from factlab.pipeline.trace import LAYER_STAGES, PIPELINE_STAGES
 
 
 class StageMeter:
     """Per-stage LM handles (own call history each) and wall-clock latency, for cost accounting."""
 
     def __init__(self, student: LMHandle | None) -> None:
-        self.handles = {s: student.fork(s) for s in PIPELINE_STAGES} if student else {}
+        self.handles = {s: student.fork(s) for s in (*PIPELINE_STAGES, *LAYER_STAGES)} if student else {}
         self.seconds: dict[str, float] = defaultdict(float)
         self.items: dict[str, int] = defaultdict(int)
 
@@ -42,7 +42,7 @@ class StageMeter:
 
     def costs(self) -> dict[str, dict[str, float]]:
         out = {}
-        for stage in PIPELINE_STAGES:
+        for stage in (*PIPELINE_STAGES, *(s for s in LAYER_STAGES if self.items[s])):  # a layer stage once used
             usage = self.handles[stage].usage() if stage in self.handles else {}
             out[stage] = {"items": self.items[stage], "seconds": round(self.seconds[stage], 3), **usage}
         return out

@@ -16,12 +16,20 @@ from typing import Any
 
 from tqdm import tqdm
 
-from factlab.cards.build import build_claim_card, build_error_card, build_paragraph_card, build_report, layer_findings
+from factlab.cards.build import (
+    build_claim_card,
+    build_error_card,
+    build_paragraph_card,
+    build_report,
+    layer_findings,
+    logic_findings,
+)
 from factlab.cards.model import ClaimCard, ParagraphCard, Report
 from factlab.matching.text import grounded, similarity
 from factlab.models.errors import classify_exception
 from factlab.models.lm import LMHandle
 from factlab.pipeline.cache import CacheHit, ClaimCache
+from factlab.pipeline.logic import LogicLayer
 from factlab.pipeline.meter import StageMeter
 from factlab.pipeline.trace import ClaimTrace, DocumentTrace, ParagraphTrace
 from factlab.retrieval.chunking import sentence_spans
@@ -85,6 +93,8 @@ class Pipeline:
         document_checks: the consistency layer's checks (`factlab.rules.document.KINDS`); empty = the layer is off.
         verticals: the vertical checkers' router (`factlab.retrieval.verticals.VerticalRouter`): the checker that
             applies to a claim adds its judged evidence (a lookup table's row, a reference text) and hints; None = off.
+        logic: the logic layer (`factlab.pipeline.logic.LogicLayer`, conf/logic): paragraphs routed to it get logic
+            findings; None = the layer is off.
     """
 
     name = "professional"
@@ -95,7 +105,8 @@ class Pipeline:
                  consistency: Mapping[str, Any] | None = None, min_grounding: float = 0.5,
                  paragraph_workers: int = 1, agent: Callable | None = None,
                  agent_when: Sequence[str] = ("unverifiable",), routing: Routing | None = None,
-                 document_checks: Sequence[str] = (), verticals: VerticalRouter | None = None) -> None:
+                 document_checks: Sequence[str] = (), verticals: VerticalRouter | None = None,
+                 logic: LogicLayer | None = None) -> None:
         self.stages, self.retriever, self.rules = dict(stages), retriever, rules
         self.k, self.max_workers, self.context_chars = k, max_workers, context_chars
         self.cache, self.sources, self.progress = cache, sources, progress
@@ -108,14 +119,14 @@ class Pipeline:
         self.routing = routing
         self.document_checks = tuple(document_checks)
         self.verticals = verticals
+        self.logic = logic
         self.meter = StageMeter(student)
 
     def route(self, text: str) -> tuple[str, list[str]]:
-        """(paragraph type, the layers that check it): facts and, when its checks are on, consistency (the logic
-        layer is not built yet, so it is never listed)."""
-        kind, layers = self.routing.layers_for(text) if self.routing else ("", ["facts", "consistency"])
-        return kind, [layer for layer in layers
-                      if layer == "facts" or (layer == "consistency" and self.document_checks)]
+        """(paragraph type, the layers that check it): facts, and logic / consistency when that layer is on."""
+        kind, layers = self.routing.layers_for(text) if self.routing else ("", ["facts", "logic", "consistency"])
+        on = {"facts": True, "logic": self.logic is not None, "consistency": bool(self.document_checks)}
+        return kind, [layer for layer in layers if on[layer]]
 
     def check(self, document: str, name: str = "document") -> Report:
         """The checker interface (`factlab.checkers.base.Checker`): check one document, return its report."""
@@ -271,6 +282,8 @@ class Pipeline:
                 unit = ParagraphTrace(sentences=[{**row, "checkworthy": False, "reason": reason}
                                                  for row in sentence_rows(paragraphs[index])], worthy="")
             unit.paragraph_type, unit.layers = kind, layers
+            if "logic" in layers:
+                self.check_logic(unit, [p["text"] for p in paragraphs], index)
             bar.update(1)
             return unit
 
@@ -280,6 +293,15 @@ class Pipeline:
         todo = [t for unit in units for t in unit.claims if t.card is None]
         self.claims_phase(todo)
         return self.assemble(paragraphs, units, name)
+
+    def check_logic(self, unit: ParagraphTrace, texts: list[str], index: int) -> None:
+        """The logic layer on one paragraph; a failed check (the LM down, an unparsable answer) leaves the paragraph
+        without the layer (its card does not list it) and is logged, never raised."""
+        try:
+            unit.logic = self.logic.check(texts, index, call=self.meter.call)
+        except Exception as exc:
+            logger.warning("logic layer failed on paragraph %d: %s", index + 1, classify_exception("logic", exc))
+            unit.layers = [layer for layer in unit.layers if layer != "logic"]
 
     def assemble(self, paragraphs: list[dict], units: list[ParagraphTrace], name: str) -> DocumentTrace:
         """The document's trace and report from its paragraphs' traces (every claim carded)."""
@@ -293,6 +315,8 @@ class Pipeline:
             routed = {c.paragraph_id for c in cards if "consistency" in c.layers}
             found = consistency_findings([(c.paragraph_id, c.text) for c in cards], self.document_checks)
             findings = layer_findings([f for f in found if f.paragraph_id in routed])
+        ids = [c.paragraph_id for c in cards]
+        findings = [*logic_findings(ids, [unit.logic for unit in units]), *findings]
         report = build_report(document=name, business=self.rules.name, paragraphs=cards, chunks=chunks,
                               skipped_sources=self.skipped_sources, findings=findings)
         report.summary["ungrounded_claims"] = sum(len(u.ungrounded) for u in units)

@@ -18,6 +18,7 @@ from factlab.schema import Evidence, Judgment
 DOC_STAGES: tuple[str, ...] = ("paragraphs", "checkworthy", "extract_claims", "review_claims")
 CLAIM_STAGES: tuple[str, ...] = ("vertical", "query_rewrite", "retrieval", "judge")
 PIPELINE_STAGES: tuple[str, ...] = (*DOC_STAGES, *CLAIM_STAGES, "rules")
+LAYER_STAGES: tuple[str, ...] = ("logic",)  # LM stages of the layers beyond facts (per paragraph, optional)
 
 
 @dataclass
@@ -54,6 +55,7 @@ class ParagraphTrace:
     ungrounded: list[str] = field(default_factory=list)  # reviewed claims dropped: their paragraph does not state them
     paragraph_type: str = ""  # the routing table's type ("" = not routed)
     layers: list[str] = field(default_factory=list)  # the layers that check it (Pipeline.route)
+    logic: list = field(default_factory=list)  # the logic layer's findings (factlab.rules.logic.LogicIssue)
 
     def real_claims(self) -> list[ClaimTrace]:
         """The reviewed claims without the placeholder of a failed extraction."""

@@ -4,6 +4,8 @@ Each stage module exposes: its Signature(s), the dspy.Module, `_score(gold, pred
 `dspy.Prediction(score=..., feedback=...)`, and `to_examples(case) -> list[dspy.Example]`.
 """
 
+# The claim pipeline's seven stages; the logic layer's stage (`logic`, conf/stage/logic.yaml) is built apart, by
+# factlab.pipeline.build.build_logic, and optimized like any of these (optimize.py stage=logic dataset=logic_gold).
 STAGES: tuple[str, ...] = (
     "paragraphs", "checkworthy", "extract_claims", "review_claims", "vertical", "query_rewrite", "judge",
 )

@@ -1,0 +1,47 @@
+"""The logic layer of a pipeline (conf/logic/*.yaml): a paragraph's reasoning against its own premises and those of
+the paragraphs before it, on the rule path (`factlab.rules.logic.LogicRules`, no LM) or on the LM stage `logic`
+(`factlab.programs.logic.LogicChecker`, given the paragraphs before it: `earlier_text`).
+
+>>> layer = LogicLayer(LogicRules())
+>>> [i.kind for i in layer.check(["A survey linked tea to calm.", "Tea therefore causes calm."], 1)]
+['causal_overclaim']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from factlab.programs.logic import SOUND, earlier_text
+from factlab.rules.logic import LogicIssue, LogicRules
+
+
+def issues_of(pred, paragraph: str) -> list[LogicIssue]:
+    """The stage's answer as the layer's issues (none when sound); a keyword the paragraph does not hold is dropped
+    (the card must point at real text)."""
+    if getattr(pred, "verdict", SOUND) == SOUND:
+        return []
+    keyword = pred.keyword if pred.keyword and pred.keyword in paragraph else ""
+    return [LogicIssue(pred.verdict, keyword, pred.reason or "")]
+
+
+class LogicLayer:
+    """The layer's engine: `rules` when `stage` is None, else the stage program (called through `call`, the
+    pipeline's per-stage meter, so its LM calls are counted)."""
+
+    def __init__(self, rules: LogicRules, stage: Callable | None = None, context_chars: int = 600) -> None:
+        self.rules, self.stage, self.context_chars = rules, stage, int(context_chars)
+
+    @property
+    def engine(self) -> str:
+        return "rules" if self.stage is None else "stage"
+
+    def check(self, paragraphs: Sequence[str], index: int,
+              call: Callable[..., Any] | None = None) -> list[LogicIssue]:
+        """The findings of paragraph `index` given the ones before it."""
+        text, earlier = paragraphs[index], list(paragraphs[:index])
+        if self.stage is None:
+            return self.rules.check_paragraph(text, earlier)
+        inputs = {"paragraph": text, "earlier": earlier_text(earlier, self.context_chars)}
+        pred = call("logic", self.stage, **inputs) if call is not None else self.stage(**inputs)
+        return issues_of(pred, text)

@@ -1,0 +1,193 @@
+"""The logic layer: the rule path on each kind in both languages, the gold files (validation, the loader's split by
+group with the held-out file in test), the stage's metric and wiring, and the layer inside the pipeline (findings as
+cards, routing, a failed check leaving the document carded)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import dspy
+import pytest
+from dspy.utils.dummies import DummyLM
+from hydra.utils import instantiate
+
+from factlab.cards.html import render_html
+from factlab.cards.model import Report
+from factlab.config import compose_config
+from factlab.data.errors import CaseError
+from factlab.data.loaders.layer_gold import read_logic_gold
+from factlab.pipeline.build import build_logic
+from factlab.pipeline.logic import LogicLayer, issues_of
+from factlab.pipeline.pipeline import Pipeline
+from factlab.programs.logic import LogicChecker, metric, score_verdict, to_examples
+from factlab.rules.logic import LogicRules
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLD = ROOT / "datasets" / "layers" / "logic_gold.jsonl"
+HOLDOUT = ROOT / "datasets" / "layers" / "logic_holdout.jsonl"
+
+
+@pytest.mark.parametrize(("paragraphs", "kind", "keyword"), [
+    (["An observational study linked screen time to poor sleep.", "Screens cause insomnia in teenagers."],
+     "causal_overclaim", "cause"),
+    (["观察性研究显示，通勤时间长的人幸福感较低。", "长时间通勤导致了幸福感下降。"], "causal_overclaim", "导致"),
+    (["In rats, the diet cut tumour growth by half, which shows it works for patients."], "scope_shift", "patients"),
+    (["在小鼠中，该药使血糖下降30%，可用于治疗糖尿病患者。"], "scope_shift", "患者"),
+    (["In mice, drug Q halved blood sugar.", "People with diabetes should therefore take drug Q."], "carried_over",
+     "People"),
+    (["A poll of 300 fans found the coach popular.", "The coach will always keep the job."], "overgeneralisation",
+     "always"),
+    (["一项针对30名学生的研究发现，晨读提高了记忆。", "晨读一定能提高成绩。"], "overgeneralisation", "一定"),
+])
+def test_each_rule_finds_its_kind_with_the_premise(paragraphs, kind, keyword):
+    issues = LogicRules().check(paragraphs)[-1]
+    assert [(i.kind, i.keyword) for i in issues] == [(kind, keyword)]
+    assert issues[0].premise and issues[0].reason
+
+
+@pytest.mark.parametrize("paragraphs", [
+    ["An observational study linked screen time to poor sleep.", "It does not show that screens cause insomnia."],
+    ["In a randomised controlled trial, the drug lowered blood pressure.", "The drug lowered blood pressure."],
+    ["在小鼠中，该药使血糖下降30%。该药对患者是否有效尚不清楚。"],
+    ["Smoking causes lung cancer, as decades of cohort studies established."],
+])
+def test_hedged_experimental_or_established_conclusions_are_sound(paragraphs):
+    assert LogicRules().check(paragraphs)[-1] == []
+
+
+def test_a_bad_cue_pattern_names_its_list():
+    with pytest.raises(ValueError, match="causal: bad regular expression"):
+        LogicRules(causal=["(unclosed"])
+
+
+def test_the_gold_files_are_valid_and_cover_both_languages_and_every_kind():
+    for path in (GOLD, HOLDOUT):
+        docs = read_logic_gold(path)
+        assert {d["lang"] for d in docs} == {"en", "zh"}
+        kinds = {f["kind"] for d in docs for f in d["findings"]}
+        assert kinds == {"causal_overclaim", "scope_shift", "carried_over", "overgeneralisation"}
+        assert sum(not d["findings"] for d in docs) >= len(docs) // 4  # clean near misses
+
+
+@pytest.mark.parametrize(("edit", "field"), [
+    (lambda d: d.update(lang="fr"), "lang"),
+    (lambda d: d["findings"].append({"paragraph": 9, "kind": "scope_shift", "keyword": "x"}), "findings[0].paragraph"),
+    (lambda d: d["findings"].append({"paragraph": 1, "kind": "scope_shift", "keyword": "not in it"}),
+     "findings[0].keyword"),
+    (lambda d: d["findings"].append({"paragraph": 1, "kind": "fallacy", "keyword": "A"}), "findings[0].kind"),
+    (lambda d: d.pop("group"), "group"),
+])
+def test_a_bad_gold_line_names_file_line_and_field(tmp_path, edit, field):
+    good = {"doc_id": "d1", "lang": "en", "group": "g", "paragraphs": ["A b c."], "findings": []}
+    bad = json.loads(json.dumps(good))
+    bad["doc_id"] = "d2"
+    edit(bad)
+    path = tmp_path / "gold.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
+    with pytest.raises(CaseError) as raised:
+        read_logic_gold(path)
+    assert raised.value.field == field and f"{path}:2" in str(raised.value)
+
+
+def test_the_dataset_splits_by_group_and_puts_the_held_out_file_in_test():
+    cfg = compose_config("optimize", ["stage=logic", "dataset=logic_gold"])
+    cases = instantiate(cfg.dataset)
+    by_group = {}
+    for doc in read_logic_gold(GOLD):
+        by_group.setdefault(doc["group"], set()).add(next(c["split"] for c in cases if c["case_id"] == doc["doc_id"]))
+    assert all(len(splits) == 1 for splits in by_group.values())
+    held = {d["doc_id"] for d in read_logic_gold(HOLDOUT)}
+    assert {c["split"] for c in cases if c["case_id"] in held} == {"test"}
+    examples = [e for c in cases for e in to_examples(c)]
+    assert len(examples) == sum(len(c["paragraph_texts"]) for c in cases)
+    assert {e.verdict for e in examples} >= {"sound", "carried_over"}
+
+
+def test_the_rules_hold_on_the_developers_gold():
+    """A regression guard: the same developers wrote the rules and this gold (the held-out file measures them)."""
+    scores = []
+    rules = LogicRules()
+    for doc in read_logic_gold(GOLD):
+        gold = {f["paragraph"]: f for f in doc["findings"]}
+        for index, issues in enumerate(rules.check(doc["paragraphs"])):
+            want = gold.get(index + 1)
+            got = issues[0] if issues else None
+            scores.append(score_verdict(want["kind"] if want else "sound", want["keyword"] if want else "",
+                                        got.kind if got else "sound", got.keyword if got else "")[0])
+    assert sum(scores) / len(scores) >= 0.85
+
+
+def test_the_metric_scores_and_names_each_failure():
+    gold = dspy.Example(verdict="scope_shift", keyword="in patients")
+    cases = [("scope_shift", "patients", 1.0, "Correct"), ("scope_shift", "mice", 0.75, "span at issue"),
+             ("causal_overclaim", "x", 0.5, "wrong kind"), ("sound", "", 0.0, "Missed")]
+    for verdict, keyword, score, words in cases:
+        out = metric(gold, dspy.Prediction(verdict=verdict, keyword=keyword))
+        assert out.score == score and words in out.feedback
+    alarm = metric(dspy.Example(verdict="sound", keyword=""), dspy.Prediction(verdict="carried_over", keyword="x"))
+    assert alarm.score == 0.0 and "False alarm" in alarm.feedback
+
+
+def test_the_stage_parses_its_answer_and_drops_a_span_the_paragraph_lacks():
+    paragraph = "In mice, X cut tumours; X cures cancer in patients."
+    lm = DummyLM([{"verdict": "scope_shift", "keyword": "in patients", "reason": "mice to patients"},
+                  {"verdict": "scope_shift", "keyword": "invented span", "reason": "r"},
+                  {"verdict": "sound", "keyword": "", "reason": "r"}])
+    with dspy.context(lm=lm):
+        program = LogicChecker()
+        first, second, third = (program(paragraph=paragraph, earlier="") for _ in range(3))
+    assert [(i.kind, i.keyword) for i in issues_of(first, paragraph)] == [("scope_shift", "in patients")]
+    assert [(i.kind, i.keyword) for i in issues_of(second, paragraph)] == [("scope_shift", "")]
+    assert third.verdict == "sound" and issues_of(third, paragraph) == []
+    with dspy.context(lm=DummyLM([{"verdict": "nonsense", "keyword": "", "reason": "r"}] * 2)), \
+            pytest.raises(Exception, match="verdict"):  # an answer outside the verdicts fails (the pipeline logs it)
+        LogicChecker()(paragraph=paragraph, earlier="")
+
+
+def test_the_fast_checker_refuses_the_lm_engine_and_off_turns_the_layer_off():
+    stage_cfg = compose_config("verify", ["input=x", "sources=y", "logic=stage"])
+    with pytest.raises(ValueError, match="logic=stage needs an LM"):
+        build_logic(stage_cfg, lm=False)
+    assert build_logic(compose_config("verify", ["input=x", "sources=y", "logic=off"])) is None
+    assert build_logic(compose_config("verify", ["input=x", "sources=y"])).engine == "rules"
+
+
+class _Boom:
+    def __call__(self, **kwargs):
+        raise RuntimeError("LM down")
+
+
+def _document():
+    document = ("A cross-sectional survey found that tea drinkers had lower blood pressure.\n\n"
+                "Tea therefore prevents hypertension.\n\n"
+                "One limitation is that the survey was small.")
+    paragraphs = [{"text": t, "start": document.index(t), "end": document.index(t) + len(t)}
+                  for t in document.split("\n\n")]
+    rows = [[{"text": p["text"], "checkworthy": False, "reason": "test"}] for p in paragraphs]
+    return document, {"paragraphs": paragraphs, "checkworthy": rows}
+
+
+def test_logic_findings_are_cards_beside_the_fact_cards(default_rules, hashing_retriever):
+    cfg = compose_config("verify", ["input=x", "sources=y", "routing=default"])
+    retriever = hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}])
+    pipeline = Pipeline({}, retriever, default_rules, None, progress=False, routing=instantiate(cfg.routing),
+                        logic=build_logic(cfg))
+    document, fixed = _document()
+    report = pipeline.run(document, fixed=fixed).report
+    assert [p.layers for p in report.paragraphs] == [["facts", "logic"], ["facts", "logic"], ["logic"]]
+    assert [(f.layer, f.kind, f.keyword, f.paragraph_id, f.other_paragraph_id) for f in report.findings] == [
+        ("logic", "causal_overclaim", "prevents", "p2", "p1")]
+    assert report.findings[0].suggested_action.startswith("Write 'is associated with'")
+    assert report.summary["findings"] == {"logic": 1}
+    assert Report.from_dict(report.to_dict()).findings == report.findings
+    assert 'class="finding layer-logic"' in render_html(report)
+
+
+def test_a_failed_logic_check_leaves_the_document_carded_without_the_layer(default_rules, hashing_retriever):
+    retriever = hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}])
+    pipeline = Pipeline({}, retriever, default_rules, None, progress=False, logic=LogicLayer(LogicRules(), _Boom()))
+    document, fixed = _document()
+    report = pipeline.run(document, fixed=fixed).report
+    assert len(report.paragraphs) == 3 and report.findings == []
+    assert all("logic" not in p.layers for p in report.paragraphs)
