@@ -149,6 +149,7 @@ def build_report(
     chunks: Mapping[str, str] | None = None,
     skipped_sources: Sequence[str] = (),
     findings: Sequence[LayerFinding] = (),
+    common_cause_tier: int | None = 3,
 ) -> Report:
     """Assemble the report: review queue, summary counts and source -> paragraph lineage.
 
@@ -160,9 +161,13 @@ def build_report(
         chunks: chunk_id -> full chunk text for the chunks the evidence cites (optional; the HTML
             report falls back to the snippets).
         skipped_sources: the sources that could not be read ("path[:line]: reason"), shown on the report.
-        findings: the consistency / logic layers' findings (`layer_findings`).
+        findings: the consistency / logic layers' findings (`layer_findings`, `logic_findings`).
+        common_cause_tier: the tier from which a source many paragraphs rest on is flagged with them
+            (`common_cause_findings`, also when contested); None = the common-cause lineage is off.
     """
     paragraphs = list(paragraphs)
+    if common_cause_tier is not None:
+        findings = [*findings, *common_cause_findings(paragraphs, common_cause_tier)]
     review_queue = [
         ReviewItem(p.paragraph_id, c.claim_id, c.suggested_action)
         for p in paragraphs
@@ -199,6 +204,68 @@ def build_report(
         skipped_sources=list(skipped_sources),
         findings=list(findings),
     )
+
+
+SUPPORTING = ("support", "partial_support")
+
+
+def common_cause_findings(paragraphs: Sequence[ParagraphCard], low_tier: int = 3) -> list[LayerFinding]:
+    """The common-cause lineage: paragraphs whose claims rest on one source (a supporting snippet of it decided the
+    claim's label, and no other source above the low tier supports it too) are a group. When that source is
+    contested (a claim resting on it is contradicted by another source above the low tier) or low-tier (all its
+    snippets at tier >= `low_tier`), every paragraph of a group of two or more is flagged together, each finding
+    naming the source, why, and the other paragraphs. Each paragraph alone checks out against the source; only the
+    grouping shows that they stand or fall with it.
+
+    >>> def card(pid, cid, source, tier, other=None):
+    ...     ev = [EvidenceItem(source, f"{source}#p1-c1", 1, "s", tier, "support", 0.9, title=source.upper())]
+    ...     ev += [EvidenceItem(other, f"{other}#p1-c1", 1, "s", 1, "contradict", 0.9)] if other else []
+    ...     claim = ClaimCard(cid, "c", label="correct", relation="support", evidence=ev, depends_on=[source])
+    ...     return ParagraphCard(pid, 0, 1, "t", "none", [claim])
+    >>> found = common_cause_findings([card("p1", "c1", "blog", 3), card("p2", "c2", "blog", 3), card("p3", "c3",
+    ...     "who", 1)])
+    >>> [(f.paragraph_id, f.kind, f.keyword, f.other_paragraph_id) for f in found]
+    [('p1', 'common_cause', 'BLOG', 'p2'), ('p2', 'common_cause', 'BLOG', 'p1')]
+    >>> common_cause_findings([card("p1", "c1", "who", 1), card("p2", "c2", "who", 1)])
+    []
+    """
+    rests: dict[str, list[tuple[str, ClaimCard]]] = {}
+    for paragraph in paragraphs:
+        for claim in paragraph.claims:
+            supporters: dict[str, int] = {}
+            for e in claim.evidence:
+                if e.relation in SUPPORTING and e.source_id in claim.depends_on:
+                    supporters[e.source_id] = min(e.tier, supporters.get(e.source_id, e.tier))
+            for source_id in supporters:  # rests on it: no other supporter above the low tier corroborates
+                if all(tier >= low_tier for other, tier in supporters.items() if other != source_id):
+                    rests.setdefault(source_id, []).append((paragraph.paragraph_id, claim))
+    out = []
+    for source_id, uses in sorted(rests.items()):
+        group = list(dict.fromkeys(pid for pid, _ in uses))
+        if len(group) < 2:
+            continue
+        own = [e for _, claim in uses for e in claim.evidence if e.source_id == source_id]
+        tier = min(e.tier for e in own)
+        against = sorted({e.source_id for _, claim in uses for e in claim.evidence  # a low-tier source contests no one
+                          if e.relation == "contradict" and e.source_id != source_id and e.tier < low_tier})
+        why = []
+        if against:
+            why.append(f"contested by {', '.join(against)}")
+        if tier >= low_tier:
+            why.append(f"tier {tier} only")
+        if not why:
+            continue
+        title = next((e.title for e in own if e.title), "") or source_id
+        for pid in group:
+            others = [g for g in group if g != pid]
+            out.append(LayerFinding(
+                paragraph_id=pid, layer="fact", kind="common_cause", status="flagged", keyword=title,
+                evidence=f"{source_id} ({'; '.join(why)}) also carries {', '.join(others)}",
+                message=f"{len(group)} paragraphs rest on one source that is {' and '.join(why)}",
+                suggested_action=f"Check {title} first, or find an independent source: paragraphs {', '.join(group)} "
+                                 "stand or fall with it.",
+                other_paragraph_id=others[0]))
+    return out
 
 
 LOGIC_ACTIONS = {  # what to do about each logic finding (factlab.schema.LOGIC_KINDS)

@@ -1,0 +1,94 @@
+"""The common-cause lineage (`factlab.cards.build.common_cause_findings`) on its gold
+(datasets/layers/common_cause_gold.jsonl: small documents given as paragraphs of claims with their judged evidence,
+each with the groups a careful reader would flag): the cards are built by the default business rules, then grouped.
+Printed: exact-group precision / recall and documents with a false group, per language.
+
+    python benchmarks/common_cause.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+GOLD = ROOT / "datasets" / "layers" / "common_cause_gold.jsonl"
+
+
+def cards_of(doc: dict, rules) -> list:
+    """The paragraph cards of a gold document, each claim carded by `rules` from its judged evidence."""
+    from factlab.cards.build import build_claim_card, build_paragraph_card
+    from factlab.rules.business import JudgedEvidence
+    from factlab.schema import Evidence, Judgment
+
+    cards, offset = [], 0
+    for p_index, claims in enumerate(doc["paragraphs"]):
+        built = []
+        for c_index, claim in enumerate(claims):
+            judged = [JudgedEvidence(Evidence(source_id=s, chunk_id=f"{s}#p1-c{i + 1}", text=claim["text"], tier=t),
+                                     Judgment(relation=r, confidence=0.9, reason="gold"))
+                      for i, (s, t, r) in enumerate(claim["evidence"])]
+            built.append(build_claim_card(claim_id=f"p{p_index + 1}-c{c_index + 1}", text=claim["text"],
+                                          judged=judged, rules=rules))
+        text = " ".join(c["text"] for c in claims)
+        cards.append(build_paragraph_card(f"p{p_index + 1}", offset, offset + len(text), text, built))
+        offset += len(text) + 2
+    return cards
+
+
+def score(gold_path: Path = GOLD) -> dict:
+    from hydra.utils import instantiate
+
+    from factlab.cards.build import common_cause_findings
+    from factlab.config import compose_config
+
+    rules = instantiate(compose_config("verify", ["input=x", "sources=y"]).business)
+    counts: Counter = Counter()
+    misses, extras = [], []
+    for line in gold_path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        doc = json.loads(line)
+        want = {(source, tuple(f"p{i}" for i in group)) for source, group in doc["flagged"]}
+        found = common_cause_findings(cards_of(doc, rules))
+        groups: dict[str, list[str]] = {}
+        for f in found:
+            groups.setdefault(f.evidence.split(" ")[0], []).append(f.paragraph_id)
+        got = {(source, tuple(pids)) for source, pids in groups.items()}
+        for key in ("all", doc["lang"]):
+            counts[(key, "tp")] += len(want & got)
+            counts[(key, "fp")] += len(got - want)
+            counts[(key, "fn")] += len(want - got)
+            counts[(key, "docs")] += 1
+            counts[(key, "clean")] += not want
+            counts[(key, "false_docs")] += bool(got - want)
+        misses += [(doc["doc_id"], k) for k in want - got]
+        extras += [(doc["doc_id"], k) for k in got - want]
+    table = {}
+    for key in ("all", "en", "zh"):
+        tp, fp, fn = counts[(key, "tp")], counts[(key, "fp")], counts[(key, "fn")]
+        table[key] = {"docs": counts[(key, "docs")], "groups": tp + fn,
+                      "precision": tp / (tp + fp) if tp + fp else None, "recall": tp / (tp + fn) if tp + fn else None,
+                      "docs_with_a_false_group": f"{counts[(key, 'false_docs')]} / {counts[(key, 'docs')]}"}
+    return {"table": table, "misses": misses, "extras": extras}
+
+
+def main() -> None:
+    result = score(Path(sys.argv[1]) if len(sys.argv) > 1 else GOLD)
+    fmt = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
+    print("| lang | docs | gold groups | precision | recall | docs with a false group |")
+    print("|---|---|---|---|---|---|")
+    for key, row in result["table"].items():
+        print(f"| {key} | {row['docs']} | {row['groups']} | {fmt(row['precision'])} | {fmt(row['recall'])} | "
+              f"{row['docs_with_a_false_group']} |")
+    for doc_id, miss in result["misses"]:
+        print(f"missed  {doc_id}: {miss}")
+    for doc_id, extra in result["extras"]:
+        print(f"extra   {doc_id}: {extra}")
+
+
+if __name__ == "__main__":
+    main()
