@@ -124,7 +124,8 @@ class Pipeline:
 
     def route(self, text: str) -> tuple[str, list[str]]:
         """(paragraph type, the layers that check it): facts, and logic / consistency when that layer is on."""
-        kind, layers = self.routing.layers_for(text) if self.routing else ("", ["facts", "logic", "consistency"])
+        kind, layers = (self.routing.layers_for(text, business=self.rules.name) if self.routing
+                        else ("", ["facts", "logic", "consistency"]))
         on = {"facts": True, "logic": self.logic is not None, "consistency": bool(self.document_checks)}
         return kind, [layer for layer in layers if on[layer]]
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import pytest
 from hydra.utils import instantiate
+from omegaconf import OmegaConf
 
 from factlab.cards.html import render_html
 from factlab.cards.model import Report
 from factlab.config import compose_config
 from factlab.pipeline.pipeline import Pipeline
 from factlab.rules.document import KINDS, consistency_findings
+from factlab.rules.routing import Routing
 
 
 @pytest.mark.parametrize(("paragraphs", "kind", "keyword"), [
@@ -88,3 +90,18 @@ def test_the_consistency_layer_holds_on_its_gold():
     for lang in ("en", "zh"):
         assert table[lang]["findings"] >= 6 and table[lang]["precision"] >= 0.9 and table[lang]["recall"] >= 0.9
         assert table[lang]["false_alarm_docs"].startswith("0 /")
+
+
+def test_routing_per_business_merges_its_overrides_and_names_a_bad_one(default_rules, hashing_retriever):
+    cfg = compose_config("verify", ["input=x", "sources=y", "routing=default", "business=medical"])
+    routing = instantiate(cfg.routing)
+    rules = instantiate(cfg.business)
+    pipeline = Pipeline({}, hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}]), rules, None,
+                        routing=routing, document_checks=["unit_format"])
+    assert pipeline.route("One limitation is the small sample.") == ("limitations", ["facts", "consistency"])
+    assert routing.layers_for("One limitation is the small sample.")[1] == ["logic", "consistency"]
+    table = {k: v for k, v in OmegaConf.to_container(cfg.routing).items() if k not in ("_target_", "_convert_")}
+    with pytest.raises(ValueError, match="by_business.medical.appendix is not one of the types"):
+        Routing(**{**table, "by_business": {"medical": {"appendix": {"facts": True}}}})
+    with pytest.raises(ValueError, match="unknown layers"):
+        Routing(**{**table, "by_business": {"medical": {"method": {"style": True}}}})
