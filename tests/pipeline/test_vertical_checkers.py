@@ -51,6 +51,49 @@ def test_quote_matcher_finds_exact_and_near_quotations_in_chinese_too():
     assert not matcher.check("诗中写道「今天天气很好啊朋友们」。", []).judged  # nothing close: no answer
 
 
+def test_lookup_table_reads_international_numbers_and_each_keys_own_value(phones, tmp_path):
+    # regressions from the gold (datasets/layers/verticals_gold.jsonl zh-lookup-7, en-lookup-8)
+    answer = phones.check("从境外拨打澜州市卫健委热线，请拨+86 871 6523 4567。", [])
+    assert [j.relation for _, j in answer.judged] == ["support"]  # the trunk 0 is dropped after +86
+    path = tmp_path / "two.csv"
+    path.write_text("org,phone\nEastmere Library,(415) 555-0150\nGreyfield Hospital,415-555-0118\n", encoding="utf-8")
+    two = LookupTable("phones", path, "org", "phone", r"\(?\d{3,4}\)?[- ]?\d{3,4}[- ]?\d{4}")
+    swapped = two.check("Eastmere Library's desk is (415) 555-0118 and Greyfield Hospital's is (415) 555-0150.", [])
+    assert [j.relation for _, j in swapped.judged] == ["contradict", "contradict"]
+    assert swapped.hints[0] == "the table lists Eastmere Library as (415) 555-0150, the claim says 4155550118"
+    right = two.check("Eastmere Library's desk is (415) 555-0150 and Greyfield Hospital's is (415) 555-0118.", [])
+    assert [j.relation for _, j in right.judged] == ["support", "support"]
+    assert [j.relation for _, j in two.check("(415) 555-0150 rings at Eastmere Library.", []).judged] == ["support"]
+
+
+def test_quote_matcher_ignores_line_breaks_punctuation_width_and_case_but_not_words():
+    # regressions from the gold (zh-quote-6, zh-quote-7, en-quote-4, en-quote-5)
+    matcher = QuoteMatcher("refs", texts={"静夜思": "静夜思\n\n床前明月光，疑是地上霜。\n举头望明月，低头思故乡。\n",
+                                          "sonnet": "Shall I compare thee to a summer's day?\n"
+                                                    "Thou art more lovely and more temperate:\n"})
+    for claim in ("诗中「疑是地上霜。举头望明月」两句。", "前两句是「床前明月光,疑是地上霜」。",
+                  'He said "shall I compare thee to a summer\'s day" twice.',
+                  'It goes on "a summer\'s day? Thou art more lovely".'):
+        answer = matcher.check(claim, [])
+        assert [j.relation for _, j in answer.judged] == ["support"], claim
+    assert matcher.check("诗中「疑是地上霜。举头望明月」两句。", []).judged[0][0].text == "疑是地上霜。\n举头望明月"
+    near = matcher.check("前两句是「床前明月光,疑是地上雪」。", [])
+    assert [j.relation for _, j in near.judged] == ["contradict"]
+    assert near.hints == ["quotation differs from 静夜思: “雪” where the reference has “霜”"]  # not the comma
+
+
+def test_link_checker_ends_a_link_at_chinese_text_and_full_width_punctuation():
+    # regressions from the gold (zh-link-1, zh-link-2)
+    sources = [{"url": "https://bus.qinglan.example/report/2023"}, {"url": "https://wiki.example/静夜思"}]
+    checker = LinkChecker()
+    for claim in ("详见https://bus.qinglan.example/report/2023，其中列出了全年客运量。",
+                  "报告已发布（https://bus.qinglan.example/report/2023）。",
+                  "见https://wiki.example/静夜思一文。"):  # a source's link with Chinese in its path: read whole
+        assert checker.check(claim, sources).hints == [], claim
+    assert checker.check("原文见https://bus.qinglan.example/report/2022。", sources).hints == [
+        "link https://bus.qinglan.example/report/2022 is not among the sources: check it points where the claim says"]
+
+
 @pytest.fixture()
 def site():
     class Handler(http.server.BaseHTTPRequestHandler):
