@@ -164,6 +164,10 @@ def _claim_html(paragraph: ParagraphCard, claim: ClaimCard, ui: dict[str, str]) 
         parts.append(f'<p class="reused">{_esc(ui["reused"])}: “{_esc(claim.reused["claim"])}”</p>')
     if claim.hints:
         parts.append('<ul class="hints">' + "".join(f"<li>{_esc(h)}</li>" for h in claim.hints) + "</ul>")
+    if claim.newest_source:
+        newest = claim.newest_source
+        parts.append(f'<p class="newest">newest source: {_esc(newest.get("title") or newest.get("source_id", ""))} '
+                     f'({_esc(str(newest.get("date", "")))})</p>')
     if claim.citation is not None:
         c = claim.citation
         found = f"{ui['found']} ({c.matched_source_id})" if c.identity_exists else ui["not_found"]

@@ -133,6 +133,7 @@ class ClaimCard(_Record):
     reused: dict | None = None  # served from the claim cache: {"kind": exact | near, "claim", "similarity"}
     checker: str = ""  # the checker that decided the card: fast | professional ("" = not recorded)
     escalation: dict | None = None  # funnel: {"reason", "fast": the fast checker's label / relation / confidence}
+    newest_source: dict | None = None  # timeliness: the newest dated source judged (source_id, title, date, tier)
 
     def __post_init__(self) -> None:
         where = f"claim {self.claim_id!r}"

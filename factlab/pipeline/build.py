@@ -85,15 +85,18 @@ def claim_setup(cfg: DictConfig, student, retriever, store: str | None = None) -
         "retrieval": OmegaConf.to_container(cfg.retrieval, resolve=True),
         "business": OmegaConf.to_container(cfg.business, resolve=True), "k": cfg.k,
         "verticals": OmegaConf.to_container(cfg.verticals, resolve=True),
+        "timeliness": OmegaConf.to_container(cfg.timeliness, resolve=True),
         "code": code_fingerprint(),
     })
 
 
 def layer_options(cfg: DictConfig, store: str | None = None, lm: bool = True) -> dict:
     """The settings of the layers beyond single claims, shared by every checker: the routing table, the consistency
-    layer's checks, the vertical checkers and the logic layer."""
+    layer's checks, the vertical checkers, the logic layer and the timeliness check."""
+    timeliness = instantiate(cfg.timeliness)
     return {"routing": instantiate(cfg.routing), "document_checks": list(cfg.document_checks),
-            "verticals": instantiate(cfg.verticals), "logic": build_logic(cfg, store, lm=lm)}
+            "verticals": instantiate(cfg.verticals), "logic": build_logic(cfg, store, lm=lm),
+            "timeliness": timeliness if timeliness.enabled else None}
 
 
 def build_pipeline(cfg: DictConfig, student=None, retriever=None, store: str | None = None, **options

@@ -39,6 +39,7 @@ from factlab.rules.business import DECISIVE_RELATIONS, BusinessRules, JudgedEvid
 from factlab.rules.citations import find_citations
 from factlab.rules.document import consistency_findings
 from factlab.rules.routing import Routing
+from factlab.rules.timeliness import Timeliness
 from factlab.schema import Judgment
 
 logger = logging.getLogger(__name__)
@@ -95,6 +96,8 @@ class Pipeline:
             applies to a claim adds its judged evidence (a lookup table's row, a reference text) and hints; None = off.
         logic: the logic layer (`factlab.pipeline.logic.LogicLayer`, conf/logic): paragraphs routed to it get logic
             findings; None = the layer is off.
+        timeliness: the timeliness check (`factlab.rules.timeliness.Timeliness`, conf/timeliness): support from a
+            source a newer one supersedes counts only for the past; the card names the newest source. None = off.
     """
 
     name = "professional"
@@ -106,7 +109,7 @@ class Pipeline:
                  paragraph_workers: int = 1, agent: Callable | None = None,
                  agent_when: Sequence[str] = ("unverifiable",), routing: Routing | None = None,
                  document_checks: Sequence[str] = (), verticals: VerticalRouter | None = None,
-                 logic: LogicLayer | None = None) -> None:
+                 logic: LogicLayer | None = None, timeliness: Timeliness | None = None) -> None:
         self.stages, self.retriever, self.rules = dict(stages), retriever, rules
         self.k, self.max_workers, self.context_chars = k, max_workers, context_chars
         self.cache, self.sources, self.progress = cache, sources, progress
@@ -120,6 +123,7 @@ class Pipeline:
         self.document_checks = tuple(document_checks)
         self.verticals = verticals
         self.logic = logic
+        self.timeliness = timeliness
         self.meter = StageMeter(student)
 
     def route(self, text: str) -> tuple[str, list[str]]:
@@ -217,7 +221,8 @@ class Pipeline:
         trace.card.checker = self.name
 
     def decide(self, trace: ClaimTrace) -> ClaimCard:
-        """The rules' card of a judged claim, after the consistency signal (when on) has had its say."""
+        """The rules' card of a judged claim, after the consistency signal, the vertical checkers and the timeliness
+        check (each when on) have had their say."""
         judgments, notes = list(trace.judgments), []
         if self.consistency is not None:
             judgments, notes = consistency.apply(trace.text, trace.evidence, judgments, **self.consistency)
@@ -226,10 +231,15 @@ class Pipeline:
         if answer is not None:  # a specialised checker's rows weigh like judged snippets; its hints go first
             judged += [JudgedEvidence(e, j) for e, j in answer.judged]
             notes = [*notes, *(f"{answer.checker}: {hint}" for hint in answer.hints)]
+        newest = None
+        if self.timeliness is not None:  # superseded support counts for the past only
+            judged, dated, newest = self.timeliness.apply(trace.text, judged, self.sources or [])
+            notes = [*notes, *dated]
         trace.card = build_claim_card(claim_id=trace.claim_id, text=trace.text, judged=judged, rules=self.rules,
                                       sentence=trace.sentence, vertical=trace.vertical, queries=trace.queries,
                                       sources=self.sources)
         trace.card.hints = [*notes, *trace.card.hints]
+        trace.card.newest_source = newest.to_dict() if newest is not None else None
         if answer is not None and answer.review:
             trace.card.review = True
         trace.card.checker = self.name
