@@ -50,9 +50,13 @@ def rows_for(docs: list[dict], engine: str, lm: str) -> list[dict]:
             if engine == "rules":
                 issues = rules.check_paragraph(text, doc["paragraphs"][:index])
             else:
-                with handle.context():
-                    issues = issues_of(program(paragraph=text, earlier=earlier_text(doc["paragraphs"][:index])),
-                                       text)
+                try:
+                    with handle.context():
+                        issues = issues_of(program(paragraph=text, earlier=earlier_text(doc["paragraphs"][:index])),
+                                           text)
+                except Exception as exc:  # counted as the paragraph's answer "sound" (the pipeline drops the layer)
+                    print(f"  error on {doc['doc_id']} p{index + 1}: {type(exc).__name__}", file=sys.stderr)
+                    issues = []
             seconds = time.perf_counter() - start
             want = gold.get(index + 1)
             got = issues[0] if issues else None

@@ -21,7 +21,8 @@ _INPUTS = {  # stage -> how the CLI's --text/--file, --context, --claims, --evid
     "review_claims": lambda a, t: {"paragraph": t, "claims": a.claims},
     "query_rewrite": lambda a, t: {"claim": t},
     "judge": lambda a, t: {"claim": t, "evidence": a.evidence},
-    "logic": lambda a, t: {"paragraph": t, "earlier": a.context},  # --context: premises of earlier paragraphs
+    "logic": lambda a, t: {"paragraph": t, "earlier": a.context},
+    "paragraph_type": lambda a, t: {"paragraph": t},  # --context: premises of earlier paragraphs
 }
 
 

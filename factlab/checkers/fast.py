@@ -49,13 +49,14 @@ class FastChecker(Pipeline):
                  max_snippets: int = 5, sources: list | None = None, progress: bool = True,
                  skipped_sources: list[str] | None = None, consistency: Mapping[str, Any] | None = None,
                  min_grounding: float = 0.5, snippet_tokens: int | None = None, routing=None,
-                 document_checks: Sequence[str] = (), verticals=None, logic=None, timeliness=None) -> None:
+                 document_checks: Sequence[str] = (), verticals=None, logic=None, timeliness=None,
+                 typer=None) -> None:
         # only the snippets it judges are retrieved (and compressed): the top `max_snippets` of a search for `k`
         super().__init__(stages, retriever, rules, student=None, k=min(k, max_snippets), max_workers=max_workers,
                          context_chars=0, cache=None, sources=sources, progress=progress,
                          skipped_sources=skipped_sources, consistency=consistency, min_grounding=min_grounding,
                          routing=routing, document_checks=document_checks, verticals=verticals, logic=logic,
-                         timeliness=timeliness)
+                         timeliness=timeliness, typer=typer)
         self.max_snippets, self.snippet_tokens = max_snippets, snippet_tokens
         if not isinstance(retriever.encoder, CachedEncoder):  # claims and the chunks they share: embedded once
             retriever.encoder = CachedEncoder(retriever.encoder)

@@ -92,11 +92,25 @@ def claim_setup(cfg: DictConfig, student, retriever, store: str | None = None) -
 
 def layer_options(cfg: DictConfig, store: str | None = None, lm: bool = True) -> dict:
     """The settings of the layers beyond single claims, shared by every checker: the routing table, the consistency
-    layer's checks, the vertical checkers, the logic layer and the timeliness check."""
+    layer's checks, the vertical checkers, the logic layer, the timeliness check and the paragraph typer."""
     timeliness = instantiate(cfg.timeliness)
     return {"routing": instantiate(cfg.routing), "document_checks": list(cfg.document_checks),
             "verticals": instantiate(cfg.verticals), "logic": build_logic(cfg, store, lm=lm),
-            "timeliness": timeliness if timeliness.enabled else None}
+            "timeliness": timeliness if timeliness.enabled else None, "typer": build_typer(cfg, store, lm=lm)}
+
+
+def build_typer(cfg: DictConfig, store: str | None = None, lm: bool = True):
+    """The paragraph_type stage when `cfg.paragraph_typer` is `stage` (None = the routing table's patterns); a
+    checker without an LM can only serve its classifier backend."""
+    typer = str(OmegaConf.select(cfg, "paragraph_typer", default="rules"))
+    if typer == "rules":
+        return None
+    if typer != "stage":
+        raise ValueError(f"paragraph_typer={typer!r}: expected rules or stage")
+    if not lm and cfg.stage.paragraph_type.backend != "classifier":
+        raise ValueError("paragraph_typer=stage on a checker without an LM needs stage.paragraph_type.backend="
+                         "classifier and stage.paragraph_type.model=<a model of recipe=distill_paragraph_type>")
+    return build_program(cfg.stage.paragraph_type, OmegaConf.select(cfg, "programs.paragraph_type"), store)
 
 
 def build_pipeline(cfg: DictConfig, student=None, retriever=None, store: str | None = None, **options

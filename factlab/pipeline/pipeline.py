@@ -98,6 +98,8 @@ class Pipeline:
             findings; None = the layer is off.
         timeliness: the timeliness check (`factlab.rules.timeliness.Timeliness`, conf/timeliness): support from a
             source a newer one supersedes counts only for the past; the card names the newest source. None = off.
+        typer: the paragraph_type stage (program or classifier, `paragraph_typer=stage`): its type keys the routing
+            table instead of the table's patterns (which answer when it fails); None = the patterns.
     """
 
     name = "professional"
@@ -109,7 +111,8 @@ class Pipeline:
                  paragraph_workers: int = 1, agent: Callable | None = None,
                  agent_when: Sequence[str] = ("unverifiable",), routing: Routing | None = None,
                  document_checks: Sequence[str] = (), verticals: VerticalRouter | None = None,
-                 logic: LogicLayer | None = None, timeliness: Timeliness | None = None) -> None:
+                 logic: LogicLayer | None = None, timeliness: Timeliness | None = None,
+                 typer: Callable | None = None) -> None:
         self.stages, self.retriever, self.rules = dict(stages), retriever, rules
         self.k, self.max_workers, self.context_chars = k, max_workers, context_chars
         self.cache, self.sources, self.progress = cache, sources, progress
@@ -124,11 +127,19 @@ class Pipeline:
         self.verticals = verticals
         self.logic = logic
         self.timeliness = timeliness
+        self.typer = typer
         self.meter = StageMeter(student)
 
     def route(self, text: str) -> tuple[str, list[str]]:
         """(paragraph type, the layers that check it): facts, and logic / consistency when that layer is on."""
-        kind, layers = (self.routing.layers_for(text, business=self.rules.name) if self.routing
+        typed = None
+        if self.typer is not None and self.routing is not None:
+            try:
+                typed = str(self.meter.call("paragraph_type", self.typer, paragraph=text).paragraph_type)
+            except Exception as exc:  # the table's patterns answer instead
+                logger.warning("paragraph_type failed, the routing patterns decide: %s",
+                               classify_exception("paragraph_type", exc))
+        kind, layers = (self.routing.layers_for(text, paragraph_type=typed, business=self.rules.name) if self.routing
                         else ("", ["facts", "logic", "consistency"]))
         on = {"facts": True, "logic": self.logic is not None, "consistency": bool(self.document_checks)}
         return kind, [layer for layer in layers if on[layer]]

@@ -10,8 +10,6 @@ scores both on the same gold.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import dspy
 
 from factlab.schema import LOGIC_KINDS, LOGIC_SOUND
@@ -39,7 +37,7 @@ class CheckLogic(dspy.Signature):
 
     earlier: str = dspy.InputField(desc="premises stated in earlier paragraphs (may be empty)")
     paragraph: str = dspy.InputField()
-    verdict: Literal[VERDICTS] = dspy.OutputField()  # type: ignore[valid-type]
+    verdict: str = dspy.OutputField(desc="one of: " + ", ".join(VERDICTS))
     keyword: str = dspy.OutputField(desc="the span at issue copied from the paragraph; empty when sound")
     reason: str = dspy.OutputField(desc="one short sentence")
 
@@ -53,10 +51,28 @@ class LogicChecker(dspy.Module):
 
     def forward(self, paragraph: str, earlier: str = "") -> dspy.Prediction:
         pred = self.check(earlier=neutralise(earlier), paragraph=neutralise(paragraph))
-        verdict = str(getattr(pred, "verdict", "") or "").strip()
         keyword = str(getattr(pred, "keyword", "") or "").strip()
-        return dspy.Prediction(verdict=verdict if verdict in VERDICTS else SOUND, keyword=keyword,
+        return dspy.Prediction(verdict=read_choice(getattr(pred, "verdict", ""), VERDICTS, SOUND), keyword=keyword,
                                reason=str(getattr(pred, "reason", "") or "").strip())
+
+
+def read_choice(answer: object, choices: tuple[str, ...], default: str) -> str:
+    """The choice a small LM's answer names: the answer itself, else the choice it starts with, else the first one
+    it mentions, else `default` ("sound   # note: ..." reads as sound; "Causal_Overclaim." as causal_overclaim).
+
+    >>> read_choice("sound        # note: the premise", VERDICTS, "sound"), read_choice("Scope shift!", VERDICTS, "x")
+    ('sound', 'scope_shift')
+    >>> read_choice("no idea", VERDICTS, "sound")
+    'sound'
+    """
+    text = str(answer or "").strip().lower().replace(" ", "_").replace("-", "_")
+    if text in choices:
+        return text
+    starts = [c for c in choices if text.startswith(c)]
+    if starts:
+        return max(starts, key=len)
+    found = sorted((text.find(c), c) for c in choices if c in text)
+    return found[0][1] if found else default
 
 
 def earlier_text(paragraphs: list[str], max_chars: int = EARLIER_CHARS) -> str:

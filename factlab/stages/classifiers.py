@@ -1,6 +1,7 @@
 """Plug a trained classifier back in as its stage: `stage.<name>.backend=classifier stage.<name>.model=<uri>`.
 
-`load_stage_classifier(stage, model)` (the `classifier._target_` of conf/stage/{judge,checkworthy,vertical}.yaml)
+`load_stage_classifier(stage, model)` (the `classifier._target_` of conf/stage/{judge,checkworthy,vertical,
+paragraph_type}.yaml)
 returns a dspy.Module whose forward takes the stage program's inputs and answers with the program's output fields,
 so the pipeline, evaluate.py and the stage metrics use it unchanged:
 
@@ -69,7 +70,20 @@ class VerticalModel(dspy.Module):
         return dspy.Prediction(vertical=vertical, confidence=p)
 
 
-_MODULES = {"judge": JudgeClassifier, "checkworthy": CheckworthyClassifier, "vertical": VerticalModel}
+class ParagraphTypeModel(dspy.Module):
+    """The paragraph_type stage as a classifier."""
+
+    def __init__(self, classifier: SequenceClassifier) -> None:
+        super().__init__()
+        self.classifier = classifier
+
+    def forward(self, paragraph: str) -> dspy.Prediction:
+        kind, p = self.classifier.predict([paragraph])[0]
+        return dspy.Prediction(paragraph_type=kind, confidence=p)
+
+
+_MODULES = {"judge": JudgeClassifier, "checkworthy": CheckworthyClassifier, "vertical": VerticalModel,
+            "paragraph_type": ParagraphTypeModel}
 
 
 def load_stage_classifier(stage: str, model: str | Path, batch_size: int = 32, int8: bool = False,

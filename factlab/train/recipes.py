@@ -12,7 +12,14 @@ from omegaconf import DictConfig
 
 from factlab.train.distill.classifier import settings_from, train_classifier
 from factlab.train.job import TrainJob
-from factlab.train.tasks import checkworthy_task, extract_claims_task, judge_task, query_rewrite_task, vertical_task
+from factlab.train.tasks import (
+    checkworthy_task,
+    extract_claims_task,
+    judge_task,
+    paragraph_type_task,
+    query_rewrite_task,
+    vertical_task,
+)
 
 
 def _finish(result: dict, name: str, headline: str) -> dict:
@@ -38,6 +45,12 @@ def distill_checkworthy(job: TrainJob, stage: DictConfig, name: str, headline: s
 def distill_vertical(job: TrainJob, stage: DictConfig, name: str, headline: str, **settings) -> dict:
     """Claim -> one of the stage's configured verticals."""
     task = vertical_task(list(stage.program.verticals))
+    return _finish(train_classifier(task, stage, job, settings_from(name, settings), name), name, headline)
+
+
+def distill_paragraph_type(job: TrainJob, stage: DictConfig, name: str, headline: str, **settings) -> dict:
+    """Paragraph -> its role (background / method / results / limitations), the routing table's key."""
+    task = paragraph_type_task()
     return _finish(train_classifier(task, stage, job, settings_from(name, settings), name), name, headline)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from factlab.data import views
 from factlab.programs.checkworthy import CLASSIFIER_LABELS as CHECKWORTHY_LABELS
+from factlab.programs.paragraph_type import CLASSIFIER_LABELS as PARAGRAPH_TYPES
 from factlab.schema import RELATIONS, normalise_relation
 from factlab.stages.examples import stage_examples
 
@@ -131,6 +132,21 @@ def vertical_target(verticals: Sequence[str]) -> Callable[[object], str | None]:
         return value if value in allowed else None
 
     return target
+
+
+def paragraph_type_rows(cases: Iterable[dict]) -> list[Row]:
+    """Cases with a gold `paragraph_type` (`dataset=paragraph_types`), one paragraph each."""
+    return [Row({"paragraph": c["text"]}, c["text"], None, c["paragraph_type"], c["lang"], c["case_id"])
+            for c in cases if c.get("paragraph_type") in PARAGRAPH_TYPES]
+
+
+def paragraph_type_target(pred) -> str | None:
+    value = str(getattr(pred, "paragraph_type", "")).strip().lower()
+    return value if value in PARAGRAPH_TYPES else None
+
+
+def paragraph_type_task() -> ClassifierTask:
+    return ClassifierTask("paragraph_type", PARAGRAPH_TYPES, paragraph_type_rows, paragraph_type_target)
 
 
 def judge_task(kinds: Sequence[str]) -> ClassifierTask:

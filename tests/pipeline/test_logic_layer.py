@@ -140,9 +140,10 @@ def test_the_stage_parses_its_answer_and_drops_a_span_the_paragraph_lacks():
     assert [(i.kind, i.keyword) for i in issues_of(first, paragraph)] == [("scope_shift", "in patients")]
     assert [(i.kind, i.keyword) for i in issues_of(second, paragraph)] == [("scope_shift", "")]
     assert third.verdict == "sound" and issues_of(third, paragraph) == []
-    with dspy.context(lm=DummyLM([{"verdict": "nonsense", "keyword": "", "reason": "r"}] * 2)), \
-            pytest.raises(Exception, match="verdict"):  # an answer outside the verdicts fails (the pipeline logs it)
-        LogicChecker()(paragraph=paragraph, earlier="")
+    with dspy.context(lm=DummyLM([{"verdict": "Scope shift # the claim widens", "keyword": "", "reason": "r"},
+                                  {"verdict": "nonsense", "keyword": "", "reason": "r"}])):
+        loose, unknown = (LogicChecker()(paragraph=paragraph, earlier="") for _ in range(2))
+    assert loose.verdict == "scope_shift" and unknown.verdict == "sound"  # a small LM's loose answer is read
 
 
 def test_the_fast_checker_refuses_the_lm_engine_and_off_turns_the_layer_off():
