@@ -8,7 +8,6 @@ newest-source pick, per language, with 95% Wilson intervals, then every miss (pr
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from collections import Counter
@@ -105,21 +104,14 @@ def _check_case(case: object, where: str) -> dict:
 
 def load_gold(path: Path = GOLD) -> list[dict]:
     """The gold cases, each checked; GoldError names the file, the line and the field of the first bad one."""
-    cases, seen = [], set()
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            case = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise GoldError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
-        case = _check_case(case, where)
-        if case["case_id"] in seen:
-            raise GoldError(f"{where}: field case_id: {case['case_id']!r} repeats an earlier case")
-        seen.add(case["case_id"])
-        cases.append(case)
-    return cases
+    from factlab.data.errors import CaseError
+    from factlab.data.jsonl import read_jsonl
+
+    try:
+        return read_jsonl(path, _check_case, "case_id")
+    except CaseError as exc:
+        raise GoldError(f"{exc.where}: {exc.problem}" if exc.field == "(line)" else
+                        f"{exc.where}: field {exc.field}: {exc.problem}") from None
 
 
 def judged_of(case: dict) -> list:

@@ -10,11 +10,11 @@ paragraph). As a dataset (`dataset=logic_gold`, optimize.py stage=logic) each do
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 
 from factlab.data.errors import CaseError
+from factlab.data.jsonl import read_jsonl
 from factlab.data.loaders.build import resolve_files
 from factlab.data.splits import assign_splits
 from factlab.schema import LANGUAGES, LOGIC_KINDS
@@ -68,22 +68,7 @@ def validate_logic_doc(doc: object, where: str) -> dict:
 
 def read_logic_gold(path: Path | str) -> list[dict]:
     """Every document of a logic gold file, validated (a bad line raises CaseError naming file, line and field)."""
-    path = Path(path)
-    docs, ids = [], set()
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            doc = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CaseError(where, "(line)", f"expected JSON ({exc.msg})") from None
-        validate_logic_doc(doc, where)
-        if doc["doc_id"] in ids:
-            raise CaseError(where, "doc_id", f"expected unique ids, got {doc['doc_id']!r} twice")
-        ids.add(doc["doc_id"])
-        docs.append(doc)
-    return docs
+    return read_jsonl(path, validate_logic_doc, "doc_id")
 
 
 def load(*, name: str, data_root: str, files: list[str], fractions: Mapping[str, float], seed: int,

@@ -11,13 +11,13 @@ config's `fractions` and seed.
 from __future__ import annotations
 
 import csv
-import json
 import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from factlab.data.errors import CaseError
+from factlab.data.jsonl import read_jsonl
 from factlab.data.loaders.build import resolve_path
 from factlab.data.loaders.corpus_join import parse_sentences
 from factlab.data.splits import assign_splits, seeded_sample
@@ -59,33 +59,24 @@ def sections(sentences: list[str]) -> list[tuple[str, str]]:
     return [(heading, " ".join(s.strip() for s in texts)) for heading, texts in out]
 
 
+def _check_gold(case: object, where: str) -> dict:
+    if not isinstance(case, dict):
+        raise CaseError(where, "(line)", "expected an object")
+    for key, kind in _GOLD_FIELDS.items():
+        if not isinstance(case.get(key), kind) or not case[key].strip():
+            raise CaseError(where, key, f"expected a non-empty {kind.__name__}")
+    if set(case) - set(_GOLD_FIELDS):
+        raise CaseError(where, sorted(set(case) - set(_GOLD_FIELDS))[0], "unknown field")
+    if case["lang"] not in LANGUAGES:
+        raise CaseError(where, "lang", f"expected one of {list(LANGUAGES)}, got {case['lang']!r}")
+    if case["paragraph_type"] not in TYPES:
+        raise CaseError(where, "paragraph_type", f"expected one of {list(TYPES)}, got {case['paragraph_type']!r}")
+    return case
+
+
 def read_gold(path: Path) -> list[dict]:
     """The written gold, each line validated (a bad line raises CaseError naming file, line and field)."""
-    cases, ids = [], set()
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            case = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CaseError(where, "(line)", f"expected JSON ({exc.msg})") from None
-        if not isinstance(case, dict):
-            raise CaseError(where, "(line)", "expected an object")
-        for key, kind in _GOLD_FIELDS.items():
-            if not isinstance(case.get(key), kind) or not case[key].strip():
-                raise CaseError(where, key, f"expected a non-empty {kind.__name__}")
-        if set(case) - set(_GOLD_FIELDS):
-            raise CaseError(where, sorted(set(case) - set(_GOLD_FIELDS))[0], "unknown field")
-        if case["lang"] not in LANGUAGES:
-            raise CaseError(where, "lang", f"expected one of {list(LANGUAGES)}, got {case['lang']!r}")
-        if case["paragraph_type"] not in TYPES:
-            raise CaseError(where, "paragraph_type", f"expected one of {list(TYPES)}, got {case['paragraph_type']!r}")
-        if case["case_id"] in ids:
-            raise CaseError(where, "case_id", f"expected unique ids, got {case['case_id']!r} twice")
-        ids.add(case["case_id"])
-        cases.append(case)
-    return cases
+    return read_jsonl(path, _check_gold, "case_id")
 
 
 def scifact_sections(path: Path, max_sections: int | None, seed: int) -> list[dict]:
