@@ -21,7 +21,7 @@ _OPEN_TAIL = tuple(",;:(-–—/&，；：、（")
 
 
 def proposal_problem(text: str, current: str, min_chars: int, max_chars: int, max_unpunctuated_tail: int,
-                     template_markers: Sequence[str]) -> str | None:
+                     template_markers: Sequence[str], min_share: float = 0.0) -> str | None:
     r"""Why a proposed instruction must not be adopted, or None when it is fine.
 
     >>> args = dict(min_chars=20, max_chars=500, max_unpunctuated_tail=60, template_markers=["<side_info>"])
@@ -39,6 +39,9 @@ def proposal_problem(text: str, current: str, min_chars: int, max_chars: int, ma
     'identical to the current instruction'
     >>> proposal_problem("Rewrite this: <side_info> into an instruction.", "old", **args)
     "echoes the reflection prompt ('<side_info>')"
+    >>> proposal_problem("Certainly! Please provide the new instruction.", "Write search queries. " * 10, **args,
+    ...                  min_share=0.3)
+    'lost most of the current instruction: 46 of 219 characters (< 30%)'
     """
     stripped = (text or "").strip()
     if not stripped:
@@ -49,6 +52,10 @@ def proposal_problem(text: str, current: str, min_chars: int, max_chars: int, ma
         return f"too long: {len(stripped)} > {max_chars} characters"
     if " ".join(stripped.split()) == " ".join((current or "").split()):
         return "identical to the current instruction"
+    old = len((current or "").strip())
+    if min_share and old and len(stripped) < min_share * old:  # a reply to the reflector's prompt, not a rewrite
+        return (f"lost most of the current instruction: {len(stripped)} of {old} characters "
+                f"(< {min_share:.0%})")
     for marker in template_markers:
         if marker and marker in stripped:
             return f"echoes the reflection prompt ({marker!r})"
@@ -98,14 +105,14 @@ class GuardedProposer:
     Args:
         inner: the proposer that asks the reflection LM, `(candidate, reflective_dataset, components_to_update)
             -> {component: new text}`.
-        min_chars, max_chars, max_unpunctuated_tail, template_markers: see `proposal_problem`.
+        min_chars, max_chars, max_unpunctuated_tail, template_markers, min_share: see `proposal_problem`.
     """
 
     def __init__(self, inner: Callable[..., dict[str, str]], min_chars: int = 40, max_chars: int = 4000,
-                 max_unpunctuated_tail: int = 60, template_markers: Sequence[str] = ()) -> None:
+                 max_unpunctuated_tail: int = 60, template_markers: Sequence[str] = (), min_share: float = 0.0) -> None:
         self.inner = inner
         self.limits = dict(min_chars=min_chars, max_chars=max_chars, max_unpunctuated_tail=max_unpunctuated_tail,
-                           template_markers=list(template_markers))
+                           template_markers=list(template_markers), min_share=min_share)
         self.rejected: list[dict[str, Any]] = []
         self.accepted: list[dict[str, Any]] = []
 

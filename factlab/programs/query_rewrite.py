@@ -62,6 +62,9 @@ class QueryRewriter(dspy.Module):
         return dspy.Prediction(queries=list(dict.fromkeys(q for q in queries if q)))
 
 
+FEEDBACK_CHARS = 240  # of a missed evidence chunk shown in the metric's feedback
+
+
 def _lexical_hits(queries: list[str], evidence: list[dict], threshold: float = 0.25) -> list[str]:
     """Chunk ids of gold evidence that some query overlaps with (the offline stand-in for a retriever)."""
     return [e["chunk_id"] for e in evidence if any(similarity(q, e["text"]) >= threshold for q in queries)]
@@ -94,8 +97,11 @@ def metric(gold, pred, trace=None, pred_name=None, pred_trace=None, retrieve=Non
     parts = [f"Evidence recall {score:.2f} with {d['n_queries']} queries {d['queries']}."]
     if d["found"]:
         parts.append("Retrieved: " + ", ".join(d["found"]) + ".")
-    for cid in d["missed"]:
-        parts.append(f"Missed {cid}: {by_id[cid]!r}; a query should use its key terms.")
+    for cid in d["missed"]:  # the chunk's opening, not all of it: a small reflector's context holds six examples
+        text = by_id[cid]
+        if len(text) > FEEDBACK_CHARS:
+            text = text[:FEEDBACK_CHARS].rsplit(" ", 1)[0] + " ..."
+        parts.append(f"Missed {cid}: {text!r}; a query should use its key terms.")
     if d.get("copies"):
         parts.append("Do not copy the claim verbatim as a query; name entities and the fact to check.")
     if getattr(gold, "queries", None):
