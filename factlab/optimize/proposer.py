@@ -149,12 +149,18 @@ class FencedProposer:
 
     Args:
         max_tokens: completion budget per proposal; None = the LM's own max_tokens.
-        prompt_template: GEPA prompt with `<curr_param>` and `<side_info>`; None = GEPA's default.
+        prompt: `small` (REWRITE_PROMPT: the task first, no questions, the answer in fences) or `gepa` (GEPA's own
+            prompt, which the local 1.5B answers with "Certainly! Please provide the inputs for the new
+            instruction." on query_rewrite: `python scripts/probe_reflector.py`).
+        prompt_template: a prompt of your own with `<curr_param>` and `<side_info>` (wins over `prompt`).
     """
 
-    def __init__(self, max_tokens: int | None = None, prompt_template: str | None = None) -> None:
+    def __init__(self, max_tokens: int | None = None, prompt_template: str | None = None,
+                 prompt: str = "small") -> None:
+        if prompt not in ("small", "gepa"):
+            raise ValueError(f"optimizer.instruction_proposer.inner.prompt={prompt!r}: expected small or gepa")
         self.max_tokens = max_tokens
-        self.prompt_template = prompt_template
+        self.prompt_template = prompt_template or (REWRITE_PROMPT if prompt == "small" else None)
         self.raw_outputs: list[str] = []
 
     def __call__(self, candidate: dict[str, str], reflective_dataset: Mapping[str, Sequence[Mapping[str, Any]]],
@@ -185,6 +191,22 @@ class FencedProposer:
         """The proposed instruction from the reflector's answer (here: the instruction it wrote)."""
         return extract_instruction(answer)
 
+
+REWRITE_PROMPT = """You improve the instruction that an AI assistant follows.
+
+The current instruction:
+```
+<curr_param>
+```
+
+Inputs the assistant was given, what it answered, and feedback on each answer:
+```
+<side_info>
+```
+
+Write the complete improved instruction for the assistant. Keep everything in the current instruction that is right;
+add short, general guidance that would fix the mistakes the feedback names (never the names, numbers or wording of one
+example). Do not ask questions and do not address me. Answer with the new instruction only, between ``` fences."""
 
 RULES_HEADER = "Rules learned from mistakes:"
 
@@ -273,10 +295,12 @@ class RulesProposer(FencedProposer):
         max_total_rules: rules kept in the instruction.
         max_tokens: completion budget per proposal; None = the LM's own max_tokens.
         prompt_template: the prompt, with `<curr_param>`, `<side_info>`, `{max_rules}` and `{max_words}`.
+        prompt: accepted for config compatibility with FencedProposer (conf/optimizer/gepa.yaml); the rules prompt is
+            RULES_PROMPT unless `prompt_template` is given.
     """
 
     def __init__(self, max_rules: int = 3, max_words: int = 30, max_total_rules: int = 8,
-                 max_tokens: int | None = 256, prompt_template: str | None = None) -> None:
+                 max_tokens: int | None = 256, prompt_template: str | None = None, prompt: str = "small") -> None:
         self.max_rules = max_rules
         self.max_words = max_words
         self.max_total_rules = max_total_rules

@@ -63,6 +63,25 @@ def test_fenced_proposer_reads_the_fenced_block():
     assert out == {"classify": GOOD}
 
 
+def test_fenced_proposer_sends_the_small_reflector_prompt_unless_asked_for_gepas():
+    import dspy
+
+    prompts = []
+
+    def reflector(prompt, **kwargs):
+        prompts.append(prompt)
+        return [f"```\n{GOOD}\n```"]
+
+    data = {"classify": [{"Inputs": {"text": "t"}, "Feedback": "f"}]}
+    with dspy.context(lm=reflector):
+        FencedProposer()({"classify": CURRENT}, data, ["classify"])
+        FencedProposer(prompt="gepa")({"classify": CURRENT}, data, ["classify"])
+    assert prompts[0].startswith("You improve the instruction") and "Do not ask questions" in prompts[0]
+    assert prompts[1].startswith("I provided an assistant with")  # GEPA's own prompt
+    with pytest.raises(ValueError, match="expected small or gepa"):
+        FencedProposer(prompt="big")
+
+
 def test_gepa_with_an_empty_reflector_keeps_the_instruction_and_logs_the_rejection(tmp_path):
     out = run(fake_config(tmp_path, ["optimizer=gepa", "budget.max_metric_calls=40"], empty_reflector=True))
     assert out["instructions_after"] == out["instructions_before"]
