@@ -1,5 +1,5 @@
 """The logic layer's rule path, deterministic: reasoning steps inside a paragraph, and conclusions carried over from
-the paragraphs before it, that go further than their premises.
+the paragraph before it, that go further than their premises.
 
 Kinds (`LOGIC_KINDS`):
 - `causal_overclaim`: a correlation (a survey, a cohort, records, an association, self-selected groups) reported as
@@ -7,14 +7,16 @@ Kinds (`LOGIC_KINDS`):
 - `scope_shift`: a result obtained under a restricted scope (in mice, in vitro, under laboratory conditions, only
   men aged 50-70, one university's students) stated in the SAME paragraph for a wider one (patients, humans, every
   climate, all ages, the whole country).
-- `carried_over`: the same, when the restricted premise is in an EARLIER paragraph and the wider conclusion here
-  (each paragraph alone checks out; the cross-paragraph miss).
+- `carried_over`: the same, when the restricted premise is in the paragraph BEFORE and a conclusion drawn here
+  (therefore, should, the same, 因此, 同样, ...) widens it (each paragraph alone checks out; the cross-paragraph miss).
 - `overgeneralisation`: a conclusion wider than its premises: one small study, a single season, a poll, a
   manufacturer's own test -> "always", "never", "all", "certain", 一定, 必然, 所有.
 
 The rules work on clauses: a clause holding a premise cue (a correlational design, a restricted scope, a small
 sample) is a premise; a later clause holding a conclusion cue without a premise cue or a hedge ("may", "is not
-known", 可能, 尚不清楚) is a conclusion. They see cue words, not meaning: a restricted scope they have no word for
+known", 可能, 尚不清楚) is a conclusion. Premises are this paragraph's earlier clauses and the paragraph just before
+it (a premise five paragraphs up is another topic: on the long bundled report, looking further raised six false
+alarms). They see cue words, not meaning: a restricted scope they have no word for
 (urban vs rural schools, 1990-2010 data vs a 2080 scenario, a 2019 strain vs this year's variant) is missed; the
 LM stage (`factlab.programs.logic`, `logic=stage`) is the path for those. Text is untrusted: it is only matched.
 
@@ -47,10 +49,12 @@ _SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]*")
 # A correlational design: the premise of a causal overclaim.
 CORRELATIONAL = (
     r"\bassociat(?:ed|ion)\b", r"\bcorrelat", r"\blinked\b", r"\blink between\b", r"\bobservational\b",
-    r"\bcross-sectional\b", r"\bcohort\b", r"\bsurvey", r"\brecords\b", r"\bcomparison of\b", r"\bstatistics\b",
+    r"\bcross-sectional\b", r"\bcohort\b", r"\bsurvey", r"\b(?:health|medical|patient|hospital) records\b",
+    r"\bcomparison of\b", r"\bstatistics\b",
     r"\bregions? with\b", r"\bcities with\b", r"\bcounties\b", r"\bthose who\b", r"\bpeople who\b",
     r"\bstudents who\b", r"\bchildren who\b", r"\bchose for themselves\b", r"\bself-selected\b", r"\balso showed\b",
-    "相关", "关联", "观察性", "横断面", "队列", "调查", "统计", "记录", "同步上升", "同步增长", "自行决定", "自行选择",
+    "相关", "关联", "观察性", "横断面", "队列", "调查", "(?<!据)(?<!据最新)统计(显示|表明|发现|分析)",
+    "(体检|病历|健康|医疗)记录", "同步上升", "同步增长", "自行决定", "自行选择",
     "的人[^，。]{0,20}(较低|较高|更低|更高)", "的县", "的城市[^，。]{0,10}(更|也)",
 )
 # An experiment: a causal conclusion may rest on it.
@@ -62,7 +66,7 @@ CAUSAL = (
     r"\bcaus(?:e|es|ed)\b", r"\bleads? to\b", r"\bled to\b", r"\bresults? in\b", r"\bprevents?\b", r"\breduces?\b",
     r"\blowers\b", r"\braised?\b", r"\braises\b", r"\bincreases?\b", r"\bdr(?:ove|ives)\b", r"\bboosts?\b",
     r"\bimproves?\b", r"\bcuts?\b", r"\badded\b", r"\bis the reason\b",
-    "导致", "引起", "造成", "预防", "能降低", "能够降低", "可以降低", "能提高", "可以提高", "使[^，。]{0,12}提高",
+    "导致", "引起", "造成", "预防(?!性)", "能降低", "能够降低", "可以降低", "能提高", "可以提高", "使[^，。]{0,12}提高",
     "使[^，。]{0,12}降低", "的原因", "促进了", "带动了",
 )
 # A restricted scope of the evidence: the premise of a scope shift.
@@ -70,9 +74,9 @@ RESTRICTED = (
     r"\bin mice\b", r"\bmice\b", r"\brats?\b", r"\bin vitro\b", r"\bcell cultures?\b", r"\banimals?\b",
     r"\blaboratory conditions\b", r"\bcontrolled (?:laboratory )?conditions\b", r"\bonly (?:men|women)\b",
     r"\baged \d+ to \d+\b", r"\buniversity students\b", r"\bcollege students\b", r"\bvalidated on\b",
-    r"\bcalibrated on\b", r"\bpilot\b",
+    r"\bcalibrated on\b", r"\bpilot\b", r"\b(?:a|the|our) sample of\b", r"\bsampled\b",
     "小鼠", "大鼠", "动物", "体外", "细胞实验", "实验室条件", "受控", "恒温", "仅纳入", "只纳入", "只在", "仅在",
-    "本科生", "大学生", "校准",
+    "本科生", "大学生", "校准", "抽样", "样本",
 )
 # A wider scope than the evidence: the conclusion of a scope shift.
 WIDER = (
@@ -93,6 +97,12 @@ UNIVERSAL = (
     r"\balways\b", r"\bnever\b", r"\bevery\b", r"\ball (?:years|soils|companies|cases|people)\b", r"\bin all\b",
     r"\bcertain(?:ly)? to\b", r"\bguarantee[sd]?\b", r"\bwill never\b", r"\bproves?\b",
     "一定", "必然", "永远", "所有企业", "所有的", "任何", "必定", "肯定会",
+)
+# A conclusion drawn: what a carried-over premise needs in the later paragraph (a mention is not a conclusion).
+CONCLUDING = (
+    r"\btherefore\b", r"\bthus\b", r"\bhence\b", r"\bso\b", r"\bshows? that\b", r"\bproves?\b",
+    r"\bmeans? that\b", r"\bwill\b", r"\bshould\b", r"\bas well\b", r"\bsame\b",
+    "因此", "所以", "由此", "可见", "说明", "表明", "证明", "意味着", "同样", "也能", "将会", "应当", "应该",
 )
 # A hedge or a negation: a clause that holds one is not a conclusion.
 HEDGE = (
@@ -134,11 +144,12 @@ class LogicRules:
     small: Sequence[str] = SMALL
     universal: Sequence[str] = UNIVERSAL
     hedge: Sequence[str] = HEDGE
+    concluding: Sequence[str] = CONCLUDING
     _cues: dict = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         names = ("correlational", "experimental", "established", "causal", "restricted", "wider", "small",
-                 "universal", "hedge")
+                 "universal", "hedge", "concluding")
         self._cues = {}
         for name in names:
             try:
@@ -155,18 +166,21 @@ class LogicRules:
         return [self.check_paragraph(text, paragraphs[:index]) for index, text in enumerate(paragraphs)]
 
     def check_paragraph(self, paragraph: str, earlier: Sequence[str]) -> list[LogicIssue]:
-        """The findings of one paragraph, given the paragraphs before it (at most one per kind)."""
+        """The findings of one paragraph, given the paragraphs before it (at most one per kind; only the last of them
+        holds premises)."""
         issues: dict[str, LogicIssue] = {}
-        premises: list[tuple[str, int | None]] = [(text, index) for index, text in enumerate(earlier)]
-        for clause in (m.group(0) for m in _CLAUSE.finditer(paragraph)):
-            if not self.cue("hedge", clause):
-                for issue in self._conclusion(clause, premises):
-                    issues.setdefault(issue.kind, issue)
-            premises.append((clause, None))
+        # premises: this paragraph's earlier clauses and the paragraph just before it (what a reader holds in mind)
+        premises: list[tuple[str, int | None]] = [(earlier[-1], len(earlier) - 1)] if earlier else []
+        for sentence in (m.group(0) for m in _SENTENCE.finditer(paragraph)):
+            for clause in (m.group(0) for m in _CLAUSE.finditer(sentence)):
+                if not self.cue("hedge", clause):
+                    for issue in self._conclusion(clause, premises, sentence):
+                        issues.setdefault(issue.kind, issue)
+                premises.append((clause, None))
         return list(issues.values())
 
-    def _conclusion(self, clause: str, premises: list[tuple[str, int | None]]) -> list[LogicIssue]:
-        """The issues of one conclusion clause against the premises before it."""
+    def _conclusion(self, clause: str, premises: list[tuple[str, int | None]], sentence: str) -> list[LogicIssue]:
+        """The issues of one conclusion clause (in `sentence`) against the premises before it."""
         out = []
         scope = " ".join(text for text, _ in premises) + " " + clause
         causal = self.cue("causal", clause)
@@ -179,6 +193,8 @@ class LogicRules:
         wider = self.cue("wider", clause)
         if wider and not self.cue("restricted", clause):
             premise = self._premise("restricted", premises)
+            if premise and premise[1] is not None and not self.cue("concluding", sentence):
+                premise = None  # an earlier paragraph's scope is carried only by a conclusion drawn here
             if premise:
                 kind = "scope_shift" if premise[1] is None else "carried_over"
                 out.append(LogicIssue(kind, wider.group(0), "the result holds in a narrower scope than this "

@@ -39,6 +39,8 @@ HOLDOUT = ROOT / "datasets" / "layers" / "logic_holdout.jsonl"
     (["A poll of 300 fans found the coach popular.", "The coach will always keep the job."], "overgeneralisation",
      "always"),
     (["一项针对30名学生的研究发现，晨读提高了记忆。", "晨读一定能提高成绩。"], "overgeneralisation", "一定"),
+    (["对300家小微企业的抽样调查显示，贷款利率下降0.8个百分点。这说明全国小微企业的融资成本已经普遍下降。"],
+     "scope_shift", "全国"),
 ])
 def test_each_rule_finds_its_kind_with_the_premise(paragraphs, kind, keyword):
     issues = LogicRules().check(paragraphs)[-1]
@@ -51,6 +53,9 @@ def test_each_rule_finds_its_kind_with_the_premise(paragraphs, kind, keyword):
     ["In a randomised controlled trial, the drug lowered blood pressure.", "The drug lowered blood pressure."],
     ["在小鼠中，该药使血糖下降30%。该药对患者是否有效尚不清楚。"],
     ["Smoking causes lung cancer, as decades of cohort studies established."],
+    ["问卷调查显示，倾向于更多储蓄的居民占比达到61.8%。居民预防性储蓄意愿偏高。"],  # 预防性 is not "prevents"
+    ["据最新统计，地震共造成23人遇难、186人受伤。"],  # a reported toll, not a statistic turned into a cause
+    ["调查发现，喝茶的人血压较低。", "会议于次日举行。", "饮茶可以预防高血压。"],  # a premise two paragraphs up
 ])
 def test_hedged_experimental_or_established_conclusions_are_sound(paragraphs):
     assert LogicRules().check(paragraphs)[-1] == []
