@@ -8,7 +8,7 @@ import dspy
 import pytest
 
 from factlab.config import CONF_DIR, compose_config, config_names
-from factlab.programs import STAGES
+from factlab.programs import LAYER_STAGES, STAGES
 from factlab.stages.build import build_program
 
 PROGRAMS_DIR = Path(__file__).resolve().parent.parent / "factlab" / "programs"
@@ -18,10 +18,10 @@ NOT_STAGES = {"__init__"}  # programs/ holds the stage files only (shared helper
 def test_every_stage_config_has_a_program_file_and_back():
     configs = set(config_names("stage"))
     programs = {p.stem for p in PROGRAMS_DIR.glob("*.py")} - NOT_STAGES
-    assert configs == programs == set(STAGES)
+    assert configs == programs == set(STAGES) | set(LAYER_STAGES)
 
 
-@pytest.mark.parametrize("stage", STAGES)
+@pytest.mark.parametrize("stage", STAGES + LAYER_STAGES)
 def test_stage_config_composes_and_builds(stage):
     cfg = compose_config("run_stage", [f"stage={stage}", "lm@student=local_qwen05"])
     assert cfg.stage.name == stage

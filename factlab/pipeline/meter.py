@@ -9,7 +9,8 @@ from typing import Any
 
 from factlab.models.errors import note_failure
 from factlab.models.lm import LMHandle
-from factlab.pipeline.trace import LAYER_STAGES, PIPELINE_STAGES
+from factlab.pipeline.trace import PIPELINE_STAGES
+from factlab.programs import LAYER_STAGES
 
 
 class StageMeter:

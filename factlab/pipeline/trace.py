@@ -18,7 +18,6 @@ from factlab.schema import Evidence, Judgment
 DOC_STAGES: tuple[str, ...] = ("paragraphs", "checkworthy", "extract_claims", "review_claims")
 CLAIM_STAGES: tuple[str, ...] = ("vertical", "query_rewrite", "retrieval", "judge")
 PIPELINE_STAGES: tuple[str, ...] = (*DOC_STAGES, *CLAIM_STAGES, "rules")
-LAYER_STAGES: tuple[str, ...] = ("paragraph_type", "logic")  # the layers' stages (per paragraph, optional)
 
 
 @dataclass

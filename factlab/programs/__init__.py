@@ -4,8 +4,10 @@ Each stage module exposes: its Signature(s), the dspy.Module, `_score(gold, pred
 `dspy.Prediction(score=..., feedback=...)`, and `to_examples(case) -> list[dspy.Example]`.
 """
 
-# The claim pipeline's seven stages; the logic layer's stage (`logic`, conf/stage/logic.yaml) is built apart, by
-# factlab.pipeline.build.build_logic, and optimized like any of these (optimize.py stage=logic dataset=logic_gold).
+# The claim pipeline's seven stages. The layers' stages (LAYER_STAGES: the paragraph typer and the logic layer) are
+# built apart, by factlab.pipeline.build (build_typer, build_logic), and optimized like any of these
+# (optimize.py stage=logic dataset=logic_gold; stage=paragraph_type dataset=paragraph_types).
 STAGES: tuple[str, ...] = (
     "paragraphs", "checkworthy", "extract_claims", "review_claims", "vertical", "query_rewrite", "judge",
 )
+LAYER_STAGES: tuple[str, ...] = ("paragraph_type", "logic")

@@ -128,11 +128,17 @@ def score_verdict(gold_kind: str, gold_keyword: str, kind: str, keyword: str) ->
     return 1.0 - KEYWORD_CREDIT, "wrong_span"
 
 
-def metric(gold, pred, trace=None, pred_name=None, pred_trace=None) -> dspy.Prediction:
-    """The verdict's score (score_verdict), with feedback naming the failure: the expected verdict and span."""
+def _score(gold: dspy.Example, pred: dspy.Prediction) -> tuple[float, dict]:
     kind = getattr(pred, "verdict", SOUND) or SOUND
     keyword = getattr(pred, "keyword", "") or ""
     score, failure = score_verdict(gold.verdict, gold.keyword, kind, keyword)
+    return score, {"failure": failure, "verdict": kind, "keyword": keyword}
+
+
+def metric(gold, pred, trace=None, pred_name=None, pred_trace=None) -> dspy.Prediction:
+    """The verdict's score (score_verdict), with feedback naming the failure: the expected verdict and span."""
+    score, d = _score(gold, pred)
+    failure, kind, keyword = d["failure"], d["verdict"], d["keyword"]
     expected = "sound" if gold.verdict == SOUND else f"{gold.verdict} at “{gold.keyword}”"
     feedback = {
         "": f"Correct: {expected}.",
