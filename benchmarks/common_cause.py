@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,36 +43,22 @@ def score(gold_path: Path = GOLD) -> dict:
 
     from factlab.cards.build import common_cause_findings
     from factlab.config import compose_config
+    from factlab.metrics import SetScores
 
     rules = instantiate(compose_config("verify", ["input=x", "sources=y"]).business)
-    counts: Counter = Counter()
-    misses, extras = [], []
+    scores = SetScores()
     for line in gold_path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
         doc = json.loads(line)
         want = {(source, tuple(f"p{i}" for i in group)) for source, group in doc["flagged"]}
-        found = common_cause_findings(cards_of(doc, rules))
         groups: dict[str, list[str]] = {}
-        for f in found:
+        for f in common_cause_findings(cards_of(doc, rules)):
             groups.setdefault(f.evidence.split(" ")[0], []).append(f.paragraph_id)
-        got = {(source, tuple(pids)) for source, pids in groups.items()}
-        for key in ("all", doc["lang"]):
-            counts[(key, "tp")] += len(want & got)
-            counts[(key, "fp")] += len(got - want)
-            counts[(key, "fn")] += len(want - got)
-            counts[(key, "docs")] += 1
-            counts[(key, "clean")] += not want
-            counts[(key, "false_docs")] += bool(got - want)
-        misses += [(doc["doc_id"], k) for k in want - got]
-        extras += [(doc["doc_id"], k) for k in got - want]
-    table = {}
-    for key in ("all", "en", "zh"):
-        tp, fp, fn = counts[(key, "tp")], counts[(key, "fp")], counts[(key, "fn")]
-        table[key] = {"docs": counts[(key, "docs")], "groups": tp + fn,
-                      "precision": tp / (tp + fp) if tp + fp else None, "recall": tp / (tp + fn) if tp + fn else None,
-                      "docs_with_a_false_group": f"{counts[(key, 'false_docs')]} / {counts[(key, 'docs')]}"}
-    return {"table": table, "misses": misses, "extras": extras}
+        scores.add(doc["doc_id"], ["all", doc["lang"]], want, {(s, tuple(p)) for s, p in groups.items()})
+    table = {key: {**row, "groups": row["gold"], "docs_with_a_false_group": row["docs_with_extra"]}
+             for key, row in scores.table(["all", "en", "zh"]).items()}
+    return {"table": table, "misses": scores.misses, "extras": scores.extras}
 
 
 def main() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -17,10 +16,10 @@ GOLD = ROOT / "datasets" / "layers" / "consistency_gold.jsonl"
 
 
 def score(gold_path: Path = GOLD) -> dict:
+    from factlab.metrics import SetScores
     from factlab.rules.document import consistency_findings
 
-    counts: Counter = Counter()
-    misses, extras = [], []
+    scores = SetScores()
     for line in gold_path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
@@ -28,22 +27,9 @@ def score(gold_path: Path = GOLD) -> dict:
         pairs = [(f"p{i + 1}", text) for i, text in enumerate(doc["paragraphs"])]
         want = {(f["kind"], f["keyword"], f"p{f['paragraph']}") for f in doc["findings"]}
         got = {(f.kind, f.keyword, f.paragraph_id) for f in consistency_findings(pairs)}
-        for key in ("all", doc["lang"]):
-            counts[(key, "tp")] += len(want & got)
-            counts[(key, "fp")] += len(got - want)
-            counts[(key, "fn")] += len(want - got)
-            counts[(key, "docs")] += 1
-            counts[(key, "clean_docs")] += not want
-            counts[(key, "false_alarm_docs")] += (not want) and bool(got)
-        misses += [(doc["doc_id"], k) for k in want - got]
-        extras += [(doc["doc_id"], k) for k in got - want]
-    table = {}
-    for key in ("all", "en", "zh"):
-        tp, fp, fn = counts[(key, "tp")], counts[(key, "fp")], counts[(key, "fn")]
-        table[key] = {"docs": counts[(key, "docs")], "findings": tp + fn,
-                      "precision": tp / (tp + fp) if tp + fp else None, "recall": tp / (tp + fn) if tp + fn else None,
-                      "false_alarm_docs": f"{counts[(key, 'false_alarm_docs')]} / {counts[(key, 'clean_docs')]}"}
-    return {"table": table, "misses": misses, "extras": extras}
+        scores.add(doc["doc_id"], ["all", doc["lang"]], want, got)
+    table = {key: {**row, "findings": row["gold"]} for key, row in scores.table(["all", "en", "zh"]).items()}
+    return {"table": table, "misses": scores.misses, "extras": scores.extras}
 
 
 def main() -> None:

@@ -174,3 +174,51 @@ def confusion_figure(matrix: Sequence[Sequence[int]], labels: Sequence[str], tit
     figure.colorbar(image, ax=axes)
     figure.tight_layout()
     return figure
+
+
+class SetScores:
+    """Precision / recall of predicted against gold item sets, document by document, per group (e.g. "all" and the
+    language): the tally of the gold benchmarks of the deterministic layers (benchmarks/consistency_layer.py,
+    benchmarks/common_cause.py).
+
+    >>> scores = SetScores()
+    >>> scores.add("d1", ["all", "en"], want={"a", "b"}, got={"a", "c"})
+    >>> scores.add("d2", ["all", "zh"], want=set(), got=set())
+    >>> row = scores.table(["all"])["all"]
+    >>> row["gold"], row["precision"], row["recall"], row["false_alarm_docs"], row["docs_with_extra"]
+    (2, 0.5, 0.5, '0 / 1', '1 / 2')
+    >>> scores.misses, scores.extras
+    ([('d1', 'b')], [('d1', 'c')])
+    """
+
+    def __init__(self) -> None:
+        self.counts: Counter = Counter()
+        self.misses: list[tuple[str, object]] = []
+        self.extras: list[tuple[str, object]] = []
+
+    def add(self, doc_id: str, groups: Sequence[str], want: set, got: set) -> None:
+        """One document's gold and predicted items, counted in each of `groups`."""
+        for key in groups:
+            self.counts[(key, "tp")] += len(want & got)
+            self.counts[(key, "fp")] += len(got - want)
+            self.counts[(key, "fn")] += len(want - got)
+            self.counts[(key, "docs")] += 1
+            self.counts[(key, "clean_docs")] += not want
+            self.counts[(key, "false_alarm_docs")] += (not want) and bool(got)
+            self.counts[(key, "docs_with_extra")] += bool(got - want)
+        self.misses += [(doc_id, k) for k in sorted(want - got, key=str)]
+        self.extras += [(doc_id, k) for k in sorted(got - want, key=str)]
+
+    def table(self, groups: Sequence[str]) -> dict[str, dict]:
+        """Per group: docs, gold items, precision, recall (None without any), clean docs with a prediction, and
+        docs with a prediction not in the gold."""
+        out = {}
+        for key in groups:
+            tp, fp, fn = (self.counts[(key, k)] for k in ("tp", "fp", "fn"))
+            clean, alarms = self.counts[(key, "clean_docs")], self.counts[(key, "false_alarm_docs")]
+            out[key] = {"docs": self.counts[(key, "docs")], "gold": tp + fn,
+                        "precision": tp / (tp + fp) if tp + fp else None,
+                        "recall": tp / (tp + fn) if tp + fn else None,
+                        "false_alarm_docs": f"{alarms} / {clean}",
+                        "docs_with_extra": f"{self.counts[(key, 'docs_with_extra')]} / {self.counts[(key, 'docs')]}"}
+        return out
