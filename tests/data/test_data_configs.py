@@ -20,7 +20,10 @@ from factlab.schema import LABELS, RELATIONS
 DATA_ROOT_DEFAULT = "${oc.env:FACTLAB_DATA_ROOT,../shared/data}"
 MIXES = {"judge_mix"}  # a mix of other configs (tested in tests/data/test_data_mix.py)
 OWN = {"bundled", "extra_zh"}  # our committed case files under datasets/ (repo-relative data_root)
-PUBLIC = [name for name in config_names("dataset") if name not in OWN and name not in MIXES]
+# the layers' own gold (datasets/layers/; not claim cases): tested in tests/pipeline/test_logic_layer.py and
+# tests/pipeline/test_paragraph_type.py
+LAYER_GOLD = {"logic_gold", "paragraph_types"}
+PUBLIC = [name for name in config_names("dataset") if name not in OWN | LAYER_GOLD and name not in MIXES]
 POINTER_ONLY = {"hover", "cfever"}  # evidence only as ids upstream: claims with gold, no evidence text
 LOADER_MODULES = sorted(p.stem for p in (CONF_DIR.parent / "factlab/data/loaders").glob("*.py")
                         if p.stem not in ("__init__", "build"))
@@ -35,7 +38,7 @@ def test_every_config_names_itself_a_loader_and_a_data_root() -> None:
         assert callable(get_method(raw._target_)), path
         used.add(raw._target_.split(".")[3])
         assert "max_rows" in raw and raw.max_rows is None, path
-        if path.stem not in OWN:
+        if path.stem not in OWN | LAYER_GOLD:
             assert OmegaConf.to_container(raw)["data_root"] == DATA_ROOT_DEFAULT, path
     assert used == set(LOADER_MODULES), "every loader module serves a config, every config a loader module"
 
