@@ -90,7 +90,8 @@ def dummy_reflector(name: str, keyword: str, empty: bool = False) -> LMHandle:
     """The fake reflector: proposes PROPOSAL (fenced, for GEPA; plain, for MIPROv2's proposer fields)."""
     proposal = "" if empty else PROPOSAL.replace(KEYWORD, keyword)
     lm = CachedDummyLM({
-        "I provided an assistant with": {"new_instruction": f"```\n{proposal}\n```"},
+        "I provided an assistant with": {"new_instruction": f"```\n{proposal}\n```"},  # GEPA's prompt (prompt: gepa)
+        "You improve the instruction": {"new_instruction": f"```\n{proposal}\n```"},  # REWRITE_PROMPT (the default)
         "An assistant follows this instruction": {"rules": f"- Follow the {keyword} for every sentence." if proposal
                                                   else ""},  # RulesProposer's prompt
         "": {"proposed_instruction": proposal, "program_description": "Classifies sentences.",
