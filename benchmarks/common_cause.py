@@ -58,21 +58,13 @@ def score(gold_path: Path = GOLD) -> dict:
         scores.add(doc["doc_id"], ["all", doc["lang"]], want, {(s, tuple(p)) for s, p in groups.items()})
     table = {key: {**row, "groups": row["gold"], "docs_with_a_false_group": row["docs_with_extra"]}
              for key, row in scores.table(["all", "en", "zh"]).items()}
-    return {"table": table, "misses": scores.misses, "extras": scores.extras}
+    return {"table": table, "misses": scores.misses, "extras": scores.extras, "scores": scores}
 
 
 def main() -> None:
     result = score(Path(sys.argv[1]) if len(sys.argv) > 1 else GOLD)
-    fmt = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
-    print("| lang | docs | gold groups | precision | recall | docs with a false group |")
-    print("|---|---|---|---|---|---|")
-    for key, row in result["table"].items():
-        print(f"| {key} | {row['docs']} | {row['groups']} | {fmt(row['precision'])} | {fmt(row['recall'])} | "
-              f"{row['docs_with_a_false_group']} |")
-    for doc_id, miss in result["misses"]:
-        print(f"missed  {doc_id}: {miss}")
-    for doc_id, extra in result["extras"]:
-        print(f"extra   {doc_id}: {extra}")
+    print("\n".join(result["scores"].markdown(
+        ["all", "en", "zh"], "gold groups", "docs with a false group", "docs_with_extra")))
 
 
 if __name__ == "__main__":

@@ -29,21 +29,13 @@ def score(gold_path: Path = GOLD) -> dict:
         got = {(f.kind, f.keyword, f.paragraph_id) for f in consistency_findings(pairs)}
         scores.add(doc["doc_id"], ["all", doc["lang"]], want, got)
     table = {key: {**row, "findings": row["gold"]} for key, row in scores.table(["all", "en", "zh"]).items()}
-    return {"table": table, "misses": scores.misses, "extras": scores.extras}
+    return {"table": table, "misses": scores.misses, "extras": scores.extras, "scores": scores}
 
 
 def main() -> None:
     result = score(Path(sys.argv[1]) if len(sys.argv) > 1 else GOLD)
-    print("| lang | docs | gold findings | precision | recall | clean docs with a finding |")
-    print("|---|---|---|---|---|---|")
-    for key, row in result["table"].items():
-        fmt = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
-        print(f"| {key} | {row['docs']} | {row['findings']} | {fmt(row['precision'])} | {fmt(row['recall'])} | "
-              f"{row['false_alarm_docs']} |")
-    for doc_id, miss in result["misses"]:
-        print(f"missed  {doc_id}: {miss}")
-    for doc_id, extra in result["extras"]:
-        print(f"extra   {doc_id}: {extra}")
+    print("\n".join(result["scores"].markdown(
+        ["all", "en", "zh"], "gold findings", "clean docs with a finding", "false_alarm_docs")))
 
 
 if __name__ == "__main__":

@@ -222,3 +222,13 @@ class SetScores:
                         "false_alarm_docs": f"{alarms} / {clean}",
                         "docs_with_extra": f"{self.counts[(key, 'docs_with_extra')]} / {self.counts[(key, 'docs')]}"}
         return out
+
+    def markdown(self, groups: Sequence[str], gold: str, alarms: str, alarms_key: str) -> list[str]:
+        """The table of `table(groups)` as Markdown lines, then one line per missed and extra item; `gold` and
+        `alarms` name the gold-count and alarm columns, `alarms_key` picks false_alarm_docs or docs_with_extra."""
+        fmt = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
+        lines = [f"| lang | docs | {gold} | precision | recall | {alarms} |", "|---|---|---|---|---|---|"]
+        lines += [f"| {key} | {row['docs']} | {row['gold']} | {fmt(row['precision'])} | {fmt(row['recall'])} | "
+                  f"{row[alarms_key]} |" for key, row in self.table(groups).items()]
+        lines += [f"missed  {doc_id}: {item}" for doc_id, item in self.misses]
+        return lines + [f"extra   {doc_id}: {item}" for doc_id, item in self.extras]

@@ -292,6 +292,7 @@ class Pipeline:
         `review_claims` (per paragraph, list of claims). The trace records what every stage received and gave."""
         fixed = fixed or {}
         paragraphs = fixed["paragraphs"] if "paragraphs" in fixed else self.split(document)
+        texts = [p["text"] for p in paragraphs]
         bar = tqdm(total=len(paragraphs), desc="paragraphs", unit="paragraph",
                    disable=not self.progress or len(paragraphs) < 2)
 
@@ -305,7 +306,7 @@ class Pipeline:
                                                  for row in sentence_rows(paragraphs[index])], worthy="")
             unit.paragraph_type, unit.layers = kind, layers
             if "logic" in layers:
-                self.check_logic(unit, [p["text"] for p in paragraphs], index)
+                self.check_logic(unit, texts, index)
             bar.update(1)
             return unit
 
