@@ -1,8 +1,10 @@
-"""Does a reflection LM write an instruction when GEPA asks it to? One fixed query_rewrite reflective dataset (three
-examples with the metric's feedback, the shape GEPA builds), sent with each FencedProposer prompt (`small`, `gepa`),
-the raw answer and the extracted instruction printed. Run it before a sweep with a new reflector.
+"""Does a reflection LM write an instruction when GEPA asks it to? One fixed reflective dataset per stage (three
+examples with the metric's feedback, the shape GEPA builds), sent with each FencedProposer prompt (`small`, `gepa`)
+and with RulesProposer's (`rules`, optimizer=gepa_rules); the raw answer and the guard's verdict printed. Run it
+before a sweep with a new reflector.
 
-    python scripts/probe_reflector.py                          # the local 1.5B (conf/lm/local_qwen15)
+    python scripts/probe_reflector.py                          # the local 1.5B (conf/lm/local_qwen15), query_rewrite
+    python scripts/probe_reflector.py --stage judge --prompt rules
     python scripts/probe_reflector.py --lm openai_compatible   # any conf/lm option
 """
 
@@ -31,24 +33,56 @@ EXAMPLES = [
      "Feedback": "Evidence recall 1.00 with 2 queries. Retrieved: doc-3#p1-c2."},
 ]
 
+JUDGE_EXAMPLES = [
+    {"Inputs": {"claim": "Metformin lowered HbA1c by 1.1 percentage points over 24 weeks.",
+                "evidence": "After 24 weeks, HbA1c fell by 1.1 percentage points in the metformin arm."},
+     "Generated Outputs": {"relation": "partial_support"},
+     "Feedback": "Expected relation support for claim 'Metformin lowered HbA1c by 1.1 percentage points over 24 "
+                 "weeks.', got partial_support. Decisive evidence (support): 'After 24 weeks, HbA1c fell by 1.1 "
+                 "percentage points in the metformin arm.'. Compare its numbers, dates, names and scope with the "
+                 "claim."},
+    {"Inputs": {"claim": "该疫苗在成人中的保护率为95%。",
+                "evidence": "三期试验显示，该疫苗在成人中的保护率为67%。"},
+     "Generated Outputs": {"relation": "partial_support"},
+     "Feedback": "Expected relation contradict for claim '该疫苗在成人中的保护率为95%。', got partial_support. "
+                 "Decisive evidence (contradict): '三期试验显示，该疫苗在成人中的保护率为67%。'. Compare its numbers, "
+                 "dates, names and scope with the claim."},
+    {"Inputs": {"claim": "The bridge opened in 1932.", "evidence": "The bridge opened to traffic in 1932."},
+     "Generated Outputs": {"relation": "support"},
+     "Feedback": "Correct relation support."},
+]
+
+STAGES = {"query_rewrite": ("rewrite", EXAMPLES), "judge": ("judge_snippet", JUDGE_EXAMPLES)}
+
+
+def _instruction(stage: str) -> str:
+    if stage == "judge":
+        from factlab.programs.judge import JudgeEvidence
+        return JudgeEvidence.__doc__.strip()
+    from factlab.programs.query_rewrite import RewriteQueries
+    return RewriteQueries.__doc__.strip()
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lm", default="local_qwen15", help="a conf/lm option")
+    parser.add_argument("--stage", default="query_rewrite", choices=sorted(STAGES))
+    parser.add_argument("--prompt", action="append", choices=["small", "gepa", "rules"],
+                        help="the prompts to send (repeatable; default: small and gepa)")
     args = parser.parse_args()
     from hydra.utils import instantiate
 
     from factlab.config import compose_config
-    from factlab.optimize.proposer import FencedProposer, proposal_problem
-    from factlab.programs.query_rewrite import RewriteQueries
+    from factlab.optimize.proposer import FencedProposer, RulesProposer, proposal_problem
 
-    handle = instantiate(compose_config("optimize", ["stage=query_rewrite", f"lm@reflector={args.lm}"]).reflector)
-    current = RewriteQueries.__doc__.strip()
-    for prompt in ("small", "gepa"):
-        proposer = FencedProposer(max_tokens=512, prompt=prompt)
+    handle = instantiate(compose_config("optimize", [f"stage={args.stage}", f"lm@reflector={args.lm}"]).reflector)
+    component, examples = STAGES[args.stage]
+    current = _instruction(args.stage)
+    for prompt in args.prompt or ["small", "gepa"]:
+        proposer = RulesProposer() if prompt == "rules" else FencedProposer(max_tokens=512, prompt=prompt)
         with handle.context():
-            out = proposer({"rewrite": current}, {"rewrite": EXAMPLES}, ["rewrite"])
-        problem = proposal_problem(out["rewrite"], current, min_chars=40, max_chars=4000, max_unpunctuated_tail=60,
+            out = proposer({component: current}, {component: examples}, [component])
+        problem = proposal_problem(out[component], current, min_chars=40, max_chars=4000, max_unpunctuated_tail=60,
                                    template_markers=["Please provide the"], min_share=0.3)
         print(f"=== prompt={prompt}: {'REJECTED: ' + problem if problem else 'accepted'}")
         print(proposer.raw_outputs[-1].strip()[:800])

@@ -220,9 +220,11 @@ Here are inputs it was given, its answers and feedback on each answer:
 <side_info>
 ```
 
-Write at most {max_rules} NEW rules that would have prevented the mistakes in the feedback. Each rule is one line that
-starts with "- ", has at most {max_words} words, and is general: it names a kind of input or mistake, never the names,
-numbers or wording of one example. Do not repeat the instruction or its rules. Answer with the rules only."""
+Write at most {max_rules} NEW rules that would have prevented the mistakes in the feedback. Compare each wrong answer
+with what the feedback expected, and write a rule that names that situation and what to do in it ("When ..., answer
+... instead of ..."). Each rule is one line that starts with "- ", has at most {max_words} words, and is general: it
+names a kind of input or mistake, never the names, numbers or wording of one example. Do not repeat the instruction
+or its rules. Answer with the rules only."""
 
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.*\S)\s*$")
 
