@@ -16,6 +16,8 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from factlab.optimize.sweep import interval_metrics
+
 logger = logging.getLogger(__name__)
 
 EVAL_SPLITS: tuple[str, ...] = ("val", "test")
@@ -254,6 +256,7 @@ def _metrics(compiled: Compiled, wall_s: float) -> dict[str, float]:
     for split in EVAL_SPLITS:
         after, before = compiled.reports[("compiled", split)].score, compiled.reports[("baseline", split)].score
         metrics[f"{split}/score"], metrics[f"{split}/delta"] = after, after - before
+    metrics.update(interval_metrics({key: report.rows for key, report in compiled.reports.items()}, EVAL_SPLITS))
     for role, handle in compiled.handles.items():
         metrics.update({f"lm/{role}/{key}": value for key, value in _usage(handle).items()})
         metrics.update({f"lm/{role}/compile_{key}": value for key, value in compiled.compile_usage[role].items()})

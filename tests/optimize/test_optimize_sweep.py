@@ -32,3 +32,19 @@ def test_multirun_logs_one_tagged_run_per_optimizer(tmp_path):
     assert sorted(r.data.tags["optimizer"] for r in runs) == ["labeled_fewshot", "none"]
     assert len({r.data.tags["sweep_id"] for r in runs}) == 1 and runs[0].data.tags["sweep_id"] == "multirun"
     assert all("hydra/config.yaml" in {a.path for a in client.list_artifacts(r.info.run_id, "hydra")} for r in runs)
+    # each run logs its score intervals, and the sweep table reads the runs back with their predictions
+    for run in runs:
+        metrics = run.data.metrics
+        assert metrics["test/score_after_ci_low"] <= metrics["test/score_after"] <= metrics["test/score_after_ci_high"]
+        assert metrics["test/delta_ci_low"] <= metrics["test/delta"] <= metrics["test/delta_ci_high"]
+    sys.path.insert(0, str(REPO / "scripts"))
+    import sweep_table
+
+    summary = sweep_table.main(["multirun", "--tracking-uri", env["FACTLAB_MLFLOW_URI"], "--out", str(tmp_path / "t"),
+                                "--log"])
+    assert summary["runs"] == summary["finished"] == 2
+    table = (tmp_path / "t" / "sweep.md").read_text()
+    assert "val 4, test 4 examples" in table and "| none |" in table and "| labeled_fewshot |" in table
+    assert (tmp_path / "t" / "sweep.png").stat().st_size > 0
+    last = client.search_runs([experiment.experiment_id], order_by=["attributes.start_time DESC"])[0]
+    assert {a.path for a in client.list_artifacts(last.info.run_id, "sweep")} == {"sweep/sweep.md", "sweep/sweep.png"}

@@ -1,0 +1,244 @@
+"""One optimizer sweep read back from MLflow: each optimizer's val / test score with bootstrap intervals, the paired
+interval of its test gain over the program as written, its spend (metric calls, LM tokens, wall time) and what
+happened to its proposals; a Markdown table and a figure.
+
+The intervals come from the per-example predictions every optimize.py run logs (`predictions/<split>_<label>.jsonl`),
+so runs logged before the job wrote intervals itself get them too. Used by scripts/sweep_table.py and, for the
+interval metrics, by factlab/optimize/job.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from factlab.evals.report import markdown_table
+
+SAMPLES = 2000
+CONFIDENCE = 0.95
+SEED = 0
+
+
+def _mean(values: Sequence[float]) -> dict[str, float]:
+    return {"mean": sum(values) / len(values)}
+
+
+def score_interval(scores: Sequence[float], samples: int = SAMPLES, seed: int = SEED,
+                   confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """The percentile bootstrap interval of the mean score over examples; None for no examples.
+
+    >>> lo, hi = score_interval([0.0, 1.0] * 25)
+    >>> 0.3 < lo < 0.5 < hi < 0.7
+    True
+    >>> score_interval([]) is None
+    True
+    """
+    from factlab.metrics import bootstrap_ci
+
+    return bootstrap_ci(list(scores), _mean, ["mean"], samples, seed, confidence).get("mean")
+
+
+def delta_interval(before: Sequence[float], after: Sequence[float], samples: int = SAMPLES, seed: int = SEED,
+                   confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """The paired bootstrap interval of mean(after - before), the two programs scored on the same examples in the
+    same order (an optimizer's gain; sharper than comparing two unpaired intervals).
+
+    >>> delta_interval([0, 0, 1, 1], [0, 0, 1, 1])
+    (0.0, 0.0)
+    >>> delta_interval([0, 1], [1])
+    Traceback (most recent call last):
+    ...
+    ValueError: paired scores differ in length: 2 before, 1 after
+    """
+    if len(before) != len(after):
+        raise ValueError(f"paired scores differ in length: {len(before)} before, {len(after)} after")
+    return score_interval([a - b for a, b in zip(after, before, strict=True)], samples, seed, confidence)
+
+
+def interval_metrics(reports: Mapping[tuple[str, str], Sequence[Mapping]], splits: Sequence[str]) -> dict[str, float]:
+    """MLflow metrics of the intervals: `<split>/score_<before|after>_ci_low|high` and `<split>/delta_ci_low|high`.
+
+    Args:
+        reports: (baseline | compiled, split) -> per-example rows with a "score".
+        splits: the evaluated splits.
+    """
+    metrics: dict[str, float] = {}
+    for split in splits:
+        scores = {label: [float(row["score"]) for row in reports[(label, split)]] for label in ("baseline", "compiled")}
+        for label, suffix in (("baseline", "before"), ("compiled", "after")):
+            if (ci := score_interval(scores[label])) is not None:
+                metrics[f"{split}/score_{suffix}_ci_low"], metrics[f"{split}/score_{suffix}_ci_high"] = ci
+        if (ci := delta_interval(scores["baseline"], scores["compiled"])) is not None:
+            metrics[f"{split}/delta_ci_low"], metrics[f"{split}/delta_ci_high"] = ci
+    return metrics
+
+
+@dataclass
+class SweepRun:
+    """One optimize.py run of a sweep, with the per-example scores read from its predictions."""
+
+    run_id: str
+    optimizer: str
+    status: str
+    metrics: dict[str, float]
+    tags: dict[str, str]
+    scores: dict[tuple[str, str], list[float]] = field(default_factory=dict)  # (baseline | compiled, split)
+    langs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return ("compiled", "test") in self.scores
+
+
+def read_predictions(text: str) -> tuple[list[float], list[str]]:
+    """Scores and languages of one logged predictions JSONL.
+
+    >>> read_predictions('{"score": 1.0, "lang": "zh"}\\n{"score": 0.5, "lang": "en"}\\n')
+    ([1.0, 0.5], ['zh', 'en'])
+    """
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [float(row["score"]) for row in rows], [str(row.get("lang") or "") for row in rows]
+
+
+def find_sweep(client, sweep_id: str, experiment_prefix: str = "optimize/") -> list[SweepRun]:
+    """Every run tagged `sweep_id` in the `optimize/*` experiments, oldest first, with its logged predictions.
+
+    Raises:
+        ValueError: no run carries that sweep id.
+    """
+    import mlflow
+
+    experiments = [e.experiment_id for e in client.search_experiments() if e.name.startswith(experiment_prefix)]
+    found = client.search_runs(experiments, filter_string=f"tags.sweep_id = '{sweep_id}'",
+                               order_by=["attributes.start_time ASC"]) if experiments else []
+    if not found:
+        raise ValueError(f"no optimize.py run is tagged sweep_id={sweep_id!r} in {client.tracking_uri}")
+    runs = []
+    for run in found:
+        sweep_run = SweepRun(run.info.run_id, run.data.tags.get("optimizer", "?"), run.info.status,
+                             dict(run.data.metrics), dict(run.data.tags))
+        for label in ("baseline", "compiled"):
+            for split in ("val", "test"):
+                try:
+                    path = mlflow.artifacts.download_artifacts(
+                        run_id=run.info.run_id, artifact_path=f"predictions/{split}_{label}.jsonl",
+                        tracking_uri=client.tracking_uri)
+                except Exception:  # noqa: BLE001 - an unfinished run has no predictions yet
+                    continue
+                scores, langs = read_predictions(Path(path).read_text())
+                sweep_run.scores[(label, split)], sweep_run.langs[(label, split)] = scores, langs
+        runs.append(sweep_run)
+    return runs
+
+
+def _with_ci(scores: Sequence[float] | None) -> str | None:
+    if not scores:
+        return None
+    lo, hi = score_interval(scores)
+    return f"{sum(scores) / len(scores):.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _delta(run: SweepRun, split: str) -> str | None:
+    before, after = run.scores.get(("baseline", split)), run.scores.get(("compiled", split))
+    if not before or not after or len(before) != len(after):
+        return None
+    lo, hi = delta_interval(before, after)
+    gain = sum(after) / len(after) - sum(before) / len(before)
+    return f"{gain:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+
+
+def _by_lang(run: SweepRun, split: str) -> str | None:
+    scores, langs = run.scores.get(("compiled", split)), run.langs.get(("compiled", split))
+    if not scores:
+        return None
+    parts = []
+    for lang in sorted(set(langs)):
+        picked = [s for s, g in zip(scores, langs, strict=True) if g == lang]
+        parts.append(f"{lang or '?'} {sum(picked) / len(picked):.3f} ({len(picked)})")
+    return ", ".join(parts)
+
+
+def _tokens(metrics: Mapping[str, float], role: str) -> str | None:
+    prompt, completion = (metrics.get(f"lm/{role}/compile_{key}_tokens") for key in ("prompt", "completion"))
+    if prompt is None and completion is None:
+        return None
+    return f"{int(prompt or 0):,}+{int(completion or 0):,}"
+
+
+HEADER = ["optimizer", "val after", "test after", "test gain (paired)", "test by language", "metric calls",
+          "compile min", "student tokens in+out", "reflector tokens in+out", "proposals kept / dropped / rejected",
+          "status", "MLflow run"]
+
+
+def _proposals(metrics: Mapping[str, float]) -> str | None:
+    """GEPA's proposals: kept (became a candidate) / dropped (scored on the minibatch, not better) / rejected (by the
+    guard, never scored)."""
+    if "gepa/proposals_accepted" not in metrics:
+        return None
+    kept, accepted = int(metrics.get("gepa/proposals_kept", 0)), int(metrics["gepa/proposals_accepted"])
+    return f"{kept} / {accepted - kept} / {int(metrics.get('gepa/proposals_rejected', 0))}"
+
+
+def sweep_rows(runs: Sequence[SweepRun]) -> list[list[object]]:
+    """The table's rows: one per run, finished or not (an unfinished run shows its status and spend so far)."""
+    rows = []
+    for run in runs:
+        metrics = run.metrics
+        compile_s = metrics.get("time/compile_s")
+        rows.append([
+            run.optimizer, _with_ci(run.scores.get(("compiled", "val"))),
+            _with_ci(run.scores.get(("compiled", "test"))),
+            _delta(run, "test"), _by_lang(run, "test"),
+            int(metrics["optimizer/metric_calls"]) if "optimizer/metric_calls" in metrics else None,
+            f"{compile_s / 60:.1f}" if compile_s is not None else None,
+            _tokens(metrics, "student"), _tokens(metrics, "reflector"), _proposals(metrics),
+            "finished" if run.finished else f"unfinished ({run.status})", run.run_id[:8],
+        ])
+    return rows
+
+
+def sweep_markdown(sweep_id: str, runs: Sequence[SweepRun]) -> str:
+    """The sweep's table with the split sizes and how the intervals were computed."""
+    sizes = next((run for run in runs if run.finished), None)
+    size_note = (f"val {len(sizes.scores[('compiled', 'val')])}, test {len(sizes.scores[('compiled', 'test')])} "
+                 "examples" if sizes else "no finished run yet")
+    return (f"Sweep `{sweep_id}` ({size_note}; {int(CONFIDENCE * 100)}% percentile bootstrap intervals over examples, "
+            f"{SAMPLES} samples; the gain is paired: the same test examples before and after)\n\n"
+            + markdown_table(HEADER, sweep_rows(runs)) + "\n")
+
+
+def sweep_figure(sweep_id: str, runs: Sequence[SweepRun]):
+    """Val and test score of each finished run with its interval; the program as written as a dashed line."""
+    from matplotlib.figure import Figure
+
+    finished = [run for run in runs if run.finished]
+    figure = Figure(figsize=(7, 1.0 + 0.6 * max(len(finished), 1)))
+    axes = figure.add_subplot()
+    for offset, split, color in ((-0.15, "val", "tab:blue"), (0.15, "test", "tab:orange")):
+        for i, run in enumerate(finished):
+            scores = run.scores[("compiled", split)]
+            mean, (lo, hi) = sum(scores) / len(scores), score_interval(scores)
+            axes.errorbar(mean, i + offset, xerr=[[mean - lo], [hi - mean]], fmt="o", color=color, capsize=3,
+                          label=f"{split} ({len(scores)})" if i == 0 else None)
+        if finished:
+            base = finished[0].scores[("baseline", split)]
+            axes.axvline(sum(base) / len(base), color=color, linestyle="--", linewidth=1)
+    axes.set_yticks(range(len(finished)), [run.optimizer for run in finished])
+    axes.set_xlabel("score (dashed: the program as written)")
+    axes.set_title(f"{sweep_id}: score after compiling, 95% intervals")
+    if finished:
+        axes.legend(loc="best", fontsize="small")
+    figure.tight_layout()
+    return figure
+
+
+def write_report(sweep_id: str, runs: Sequence[SweepRun], out: Path,
+                 figure: Callable[[str, Sequence[SweepRun]], object] = sweep_figure) -> dict[str, Path]:
+    """`sweep.md` and `sweep.png` in `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"table": out / "sweep.md", "figure": out / "sweep.png"}
+    paths["table"].write_text(sweep_markdown(sweep_id, runs))
+    figure(sweep_id, runs).savefig(paths["figure"], dpi=120)
+    return paths
