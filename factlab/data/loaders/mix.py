@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from factlab.data.cases import validate_case
 from factlab.data.contrastive import FAMILIES, contrastive_cases
 from factlab.data.errors import DatasetConfigError
-from factlab.data.splits import seeded_sample, split_cases
+from factlab.data.splits import check_leakage, seeded_sample, split_cases
 
 logger = logging.getLogger(__name__)
 
@@ -25,8 +25,11 @@ def load(*, name: str, data_root: str, parts: Sequence[Mapping], fractions: Mapp
     Args:
         name: the mix's name.
         data_root: where the public parts read (each part's own config reads the same FACTLAB_DATA_ROOT).
-        parts: per part `dataset` (a conf/dataset option), `cap` {train, val, test} (cases per split; null = all) and
-            `test_from` (case-id prefixes that are the part's whole test split; null = split by `fractions`).
+        parts: per part `dataset` (a conf/dataset option), `cap` {train, val, test} (cases per split; null = all),
+            `test_from` (case-id prefixes that are the part's whole test split; null = split by `fractions`) and
+            `train_resplit` (optional {train, val, test} fractions: the part's train split is split again by them,
+            its val and test kept, so a benchmark gets bigger val / test splits while everything the usual split
+            holds out stays held out).
         fractions: train / val / test fractions of a part split by fractions.
         seed: the split and sampling seed.
         contrastive: `families` (the edit families; [] = none) and `cap` (cases per family; null = all).
@@ -46,6 +49,8 @@ def load(*, name: str, data_root: str, parts: Sequence[Mapping], fractions: Mapp
         part_cfg.max_rows = max_rows
         dataset = load_dataset(part_cfg)
         splits = _part_splits(dataset.cases, part.get("test_from"), fractions, seed)
+        if part.get("train_resplit"):
+            splits = resplit_train(splits, part["train_resplit"], seed)
         for split, cases in splits.items():
             cap = (part.get("cap") or {}).get(split)
             out += [{**case, "split": split} for case in seeded_sample(cases, cap, seed)]
@@ -81,6 +86,29 @@ def _part_splits(cases: list[dict], test_from: Sequence[str] | None, fractions: 
     splits = split_cases(rest, train_val, seed) if rest else {"train": [], "val": [], "test": []}
     splits["test"] = [{k: v for k, v in c.items() if k != "split"} for c in test]
     return splits
+
+
+def resplit_train(splits: Mapping[str, list[dict]], fractions: Mapping[str, float],
+                  seed: int) -> dict[str, list[dict]]:
+    """The part's usual val and test kept, its train split again by `fractions` and the pieces added: every case
+    held out by the usual split stays held out, and the new train is a subset of the usual train (a program
+    compiled on it can still be evaluated on the usual test split without leakage).
+
+    >>> cases = [{"case_id": f"c{i}", "lang": "en", "text": f"claim {i}"} for i in range(20)]
+    >>> usual = split_cases(cases, {"train": 0.8, "val": 0.1, "test": 0.1}, 0)
+    >>> again = resplit_train(usual, {"train": 0.5, "val": 0.0, "test": 0.5}, 0)
+    >>> {k: len(v) for k, v in again.items()}
+    {'train': 8, 'val': 2, 'test': 10}
+    >>> {c["case_id"] for c in usual["test"]} <= {c["case_id"] for c in again["test"]}
+    True
+    """
+    train = [{k: v for k, v in c.items() if k != "split"} for c in splits["train"]]
+    again = split_cases(train, fractions, seed) if train else {"train": [], "val": [], "test": []}
+    out = {"train": again["train"]}
+    for name in ("val", "test"):
+        out[name] = list(splits[name]) + again[name]
+    check_leakage(out)
+    return out
 
 
 def with_union_corpus(cases: list[dict]) -> list[dict]:
