@@ -10,6 +10,7 @@ from transformers.utils import get_json_schema
 from factlab.train.rl.format import SEARCH_TOOL_SCHEMA
 from factlab.train.rl.grpo_cpu import (
     SearchEnvironment,
+    component_reward,
     grpo_config,
     load_rows,
     render_completion,
@@ -56,11 +57,13 @@ def test_two_grpo_steps_move_the_lora_weights(tiny_qwen, rl_data, service, tmp_p
         return [(len(t) % 7) / 7 for t in texts]
 
     config = grpo_config(tmp_path / "trl", max_steps=2, batch_size=1, num_generations=4, max_completion_length=24,
-                         max_tool_calls=1, learning_rate=5e-2, temperature=1.0, beta=0.0, bf16=False, seed=0)
+                         max_tool_calls=1, learning_rate=5e-2, temperature=1.0, beta=0.0, bf16=False, seed=0,
+                         shuffle=False, reward_weights=[1.0, 1.0, 0.0])
     peft = {"enabled": True, "r": 4, "alpha": 8, "dropout": 0.0, "target_modules": ["q_proj", "v_proj"]}
-    trainer, _ = train_grpo(tiny_qwen, train, None, service.url, 2, config, peft,
-                            [verl_reward(0.1, 0.1), varying])
+    trainer, _, _ = train_grpo(tiny_qwen, train, None, service.url, 2, config, peft,
+                               [verl_reward(0.1, 0.1), varying, component_reward("searched", "searched", 0.1, 0.1)])
     rewards = [entry["reward"] for entry in trainer.state.log_history if "reward" in entry]
+    assert all("rewards/searched/mean" in entry for entry in trainer.state.log_history if "reward" in entry)
     assert len(rewards) == 2 and len(set(lengths)) > 1
     lora_b = {name: p for name, p in trainer.model.named_parameters() if "lora_B" in name}
     assert lora_b and any(float(p.abs().sum()) > 0 for p in lora_b.values()), "LoRA B started at zero and never moved"

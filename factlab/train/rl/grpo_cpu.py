@@ -97,6 +97,32 @@ def verl_reward(format_weight: float, recall_weight: float, business: str = "def
     return verl_reward
 
 
+def component_reward(name: str, part: str, format_weight: float, recall_weight: float,
+                     business: str = "default") -> Callable:
+    """One part of `compute_score` (`acc`: the verdict; `searched`: 1 when the rollout called the tool) as a TRL
+    reward function named `name`. Given weight 0 in `reward_weights`, it trains nothing, and TRL logs its mean per
+    step and at evaluation (`rewards/<name>/mean`): the accuracy and search-call curves.
+
+    >>> acc = component_reward("verdict", "acc", 0.1, 0.1)
+    >>> acc(None, ['<answer>{"relation": "support"}</answer>'], ["x"],
+    ...     [{"ground_truth": {"relation": "support", "label": "correct", "chunk_ids": []}}], [{}])
+    [1.0]
+    """
+    def reward(prompts, completions, data_source, reward_model, extra_info, **kwargs) -> list[float]:
+        out = []
+        for completion, source, model, info in zip(completions, data_source, reward_model, extra_info, strict=True):
+            text = render_completion(completion)
+            if part == "searched":
+                out.append(1.0 if "<tool_call>" in text else 0.0)
+                continue
+            out.append(float(compute_score(source, text, model["ground_truth"], info, format_weight=format_weight,
+                                           recall_weight=recall_weight, business=business)[part]))
+        return out
+
+    reward.__name__ = name
+    return reward
+
+
 def load_rows(path: str | Path, limit: int | None = None):
     """A VERL parquet file as a Hugging Face Dataset (TRL's input), numpy arrays turned back into lists."""
     import pandas as pd
@@ -109,8 +135,14 @@ def load_rows(path: str | Path, limit: int | None = None):
 
 
 def grpo_config(out_dir: Path, max_steps: int, batch_size: int, num_generations: int, max_completion_length: int,
-                max_tool_calls: int, learning_rate: float, temperature: float, beta: float, bf16: bool, seed: int):
-    """TRL's GRPOConfig for a CPU run: every step logged, no external reporting (the tracker callback logs)."""
+                max_tool_calls: int, learning_rate: float, temperature: float, beta: float, bf16: bool, seed: int,
+                shuffle: bool = True, reward_weights: Sequence[float] | None = None):
+    """TRL's GRPOConfig for a CPU run: every step logged, no external reporting (the tracker callback logs).
+
+    Args:
+        shuffle: shuffle the train rows (False keeps a curriculum's order).
+        reward_weights: per reward function (None = all 1); 0 logs a function without training on it.
+    """
     from trl import GRPOConfig
 
     return GRPOConfig(output_dir=str(out_dir), max_steps=max_steps,
@@ -119,15 +151,19 @@ def grpo_config(out_dir: Path, max_steps: int, batch_size: int, num_generations:
                       max_completion_length=max_completion_length, max_tool_calling_iterations=max_tool_calls,
                       learning_rate=learning_rate, temperature=temperature, beta=beta, bf16=bf16, use_cpu=True,
                       logging_steps=1, save_strategy="no", report_to="none", seed=seed, dataloader_num_workers=0,
-                      gradient_checkpointing=False)
+                      gradient_checkpointing=False, shuffle_dataset=shuffle,
+                      reward_weights=list(reward_weights) if reward_weights is not None else None)
 
 
 def train_grpo(model_path: str | Path, train_rows, test_rows, url: str, topk: int, config, peft: Mapping,
-               reward_funcs: Sequence[Callable], callbacks: Sequence = ()):
+               reward_funcs: Sequence[Callable], callbacks: Sequence = (), eval_before: bool = False):
     """Build TRL's GRPOTrainer on `model_path` (LoRA per `peft`) with the search environment, train, evaluate.
 
+    Args:
+        eval_before: evaluate the untrained policy on `test_rows` first (the "before" of before / after).
+
     Returns:
-        (trainer, eval metrics on `test_rows` or {} when None).
+        (trainer, eval metrics on `test_rows` after training or {} when None, the same before training or {}).
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -144,21 +180,28 @@ def train_grpo(model_path: str | Path, train_rows, test_rows, url: str, topk: in
     trainer = GRPOTrainer(model=model, args=config, train_dataset=train_rows, processing_class=tokenizer,
                           reward_funcs=list(reward_funcs), peft_config=peft_config, callbacks=list(callbacks),
                           environment_factory=lambda: SearchEnvironment(url, topk))
+    before = trainer.evaluate(eval_dataset=test_rows) if test_rows is not None and eval_before else {}
     trainer.train()
     metrics = trainer.evaluate(eval_dataset=test_rows) if test_rows is not None else {}
-    return trainer, metrics
+    return trainer, metrics, before
 
 
 def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, base_lm: DictConfig,
                     retrieval: DictConfig, base_model: str | None, multi_hop_only: bool, max_rows: Mapping, topk: int,
                     max_steps: int, batch_size: int, num_generations: int, max_completion_length: int,
                     max_tool_calls: int, learning_rate: float, temperature: float, beta: float, peft: Mapping,
-                    reward: Mapping, bf16: bool, business: str) -> dict:
-    """Prepare the RL rows, serve retrieval, run a few GRPO steps with LoRA, report the test reward.
+                    reward: Mapping, bf16: bool, business: str, curriculum: Mapping | None = None,
+                    eval_before: bool = False) -> dict:
+    """Prepare the RL rows, serve retrieval, run GRPO steps with LoRA, report the test reward.
+
+    Args:
+        curriculum: `order` (factlab/train/rl/curriculum.py ORDERS; `none` = shuffled rows as written).
+        eval_before: evaluate the untrained policy on the test rows too (`test_before/*`).
 
     Returns:
         `test/reward` (mean reward of the trained policy on the test rows, the headline), the per-step train rewards
-        (`train/reward_curve`), and `model_uri` (the LoRA adapter folder).
+        (`train/reward_curve`), the verdict accuracy and search-call rate per step, and `model_uri` (the LoRA adapter
+        folder).
     """
     from factlab.train.rl.retrieval import RetrievalService
     from factlab.train.rl.setup import base_model_folder, job_retrievers, write_job_data
@@ -168,21 +211,43 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
     model_path = base_model_folder(base_model, base_lm)
     retrievers = job_retrievers(manifest, retrieval, job.work_dir)
     train_rows = load_rows(manifest["files"]["train"])
+    order = str((curriculum or {}).get("order", "none"))
+    if order != "none":
+        import datasets
+        from factlab.train.rl.curriculum import order_rows, retriever_search
+
+        ordered, levels = order_rows([dict(row) for row in train_rows], retriever_search(retrievers), topk, order)
+        train_rows = datasets.Dataset.from_list(ordered)
+        job.tracker.log_params({"rl/curriculum": order, **{f"rl/curriculum_{k}": n for k, n in levels.items()}})
+        logger.info("curriculum %s: %s, %d train rows", order, levels, len(ordered))
     test_file = manifest["files"].get("test") or manifest["files"].get("val")
     test_rows = load_rows(test_file) if test_file else None
     config = grpo_config(job.work_dir / "trl", max_steps, batch_size, num_generations, max_completion_length,
-                         max_tool_calls, learning_rate, temperature, beta, bf16, job.seed)
+                         max_tool_calls, learning_rate, temperature, beta, bf16, job.seed, shuffle=order == "none",
+                         reward_weights=[1.0, 0.0, 0.0])
     job.tracker.log_params({"rl/corpus": manifest["corpus"], "rl/model_path": str(model_path),
                             **{f"rl/{split}_rows": n for split, n in manifest["rows"].items()}})
     with RetrievalService(retrievers, default_k=topk) as service:
-        trainer, metrics = train_grpo(model_path, train_rows, test_rows, service.url, topk, config, peft,
-                                      [verl_reward(reward["format_weight"], reward["recall_weight"], business)],
-                                      [TrackerCallback(job.tracker)])
-    curve = [entry["reward"] for entry in trainer.state.log_history if "reward" in entry and "loss" in entry]
+        weights = (reward["format_weight"], reward["recall_weight"], business)
+        trainer, metrics, before = train_grpo(
+            model_path, train_rows, test_rows, service.url, topk, config, peft,
+            [verl_reward(*weights), component_reward("verdict", "acc", *weights),
+             component_reward("searched", "searched", *weights)],
+            [TrackerCallback(job.tracker)], eval_before=eval_before)
+    steps = [entry for entry in trainer.state.log_history if "reward" in entry and "loss" in entry]
+    curve = [entry["reward"] for entry in steps]
     test_reward = float(metrics.get("eval_reward", math.nan))
+    summary = {f"test/{name}": float(metrics[f"eval_rewards/{name}/mean"]) for name in ("verdict", "searched")
+               if f"eval_rewards/{name}/mean" in metrics}
+    summary.update({f"test_before/{name}": float(before[key]) for name, key in
+                    (("reward", "eval_reward"), ("verdict", "eval_rewards/verdict/mean"),
+                     ("searched", "eval_rewards/searched/mean")) if key in before})
     adapter_dir = job.work_dir / "model"
     trainer.save_model(str(adapter_dir))
-    job.tracker.log_metrics({headline: test_reward})
-    job.tracker.log_dict({"train_reward_per_step": curve, "test": metrics}, "grpo_rewards.json")
-    return {"recipe": name, "headline": test_reward, headline: test_reward, "train/reward_curve": curve,
+    job.tracker.log_metrics({headline: test_reward, **summary})
+    per_step = {name: [entry.get(f"rewards/{name}/mean") for entry in steps] for name in ("verdict", "searched")}
+    job.tracker.log_dict({"train_reward_per_step": curve, **{f"train_{k}_per_step": v for k, v in per_step.items()},
+                          "test": metrics, "test_before": before}, "grpo_rewards.json")
+    return {"recipe": name, "headline": test_reward, headline: test_reward, **summary, "train/reward_curve": curve,
+            "train/verdict_curve": per_step["verdict"], "train/search_rate_curve": per_step["searched"],
             "model_uri": str(adapter_dir.resolve())}

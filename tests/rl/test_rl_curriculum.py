@@ -1,0 +1,49 @@
+"""The RL curriculum: the train rows whose gold chunk one search of the claim finds come first (real retriever over
+the bundled RL corpus, hashing encoder + BM25), and the zero-weight reward parts that log accuracy and search rate."""
+
+from __future__ import annotations
+
+import pytest
+
+from factlab.train.rl.curriculum import LEVELS, order_rows, retriever_search, row_level
+from factlab.train.rl.grpo_cpu import component_reward, load_rows
+
+
+def test_one_search_rows_come_first_and_really_are_found_by_one_search(rl_data, retrievers):
+    rows = [dict(row) for row in load_rows(rl_data["files"]["train"])]
+    search = retriever_search(retrievers)
+    ordered, counts = order_rows(rows, search, 3, "one_search_first")
+    assert sum(counts.values()) == len(rows) == len(ordered) and counts["one_search"] > 0 and counts["hard"] > 0
+    levels = [row["extra_info"]["curriculum"] for row in ordered]
+    assert levels == sorted(levels, key=LEVELS.index)  # easiest level first
+    for row in ordered[: counts["one_search"]]:
+        corpus = row["extra_info"]["tools_kwargs"]["search"]["create_kwargs"]["corpus"]
+        found = set(search(row["extra_info"]["claim"], corpus, 3))
+        assert found & set(row["reward_model"]["ground_truth"]["chunk_ids"])
+        assert not row["extra_info"]["multi_hop"]
+    assert all(row_level(row, search, 3) == "hard" for row in ordered if row["extra_info"]["multi_hop"]
+               and row["reward_model"]["ground_truth"]["chunk_ids"])
+    only, _ = order_rows(rows, search, 3, "one_search_only")
+    assert len(only) == counts["one_search"]
+
+
+def test_an_unknown_order_or_an_empty_easy_level_is_a_clear_error(rl_data):
+    rows = [dict(row) for row in load_rows(rl_data["files"]["train"], limit=3)]
+    with pytest.raises(ValueError, match="curriculum.order='easy'"):
+        order_rows(rows, lambda q, c, k: [], 3, "easy")
+    with pytest.raises(ValueError, match="no train claim's gold chunk"):
+        order_rows(rows, lambda q, c, k: [], 3, "one_search_only")
+    assert order_rows(rows, lambda q, c, k: 1 / 0, 3, "none") == (rows, {})  # no search at all
+
+
+def test_component_rewards_log_the_verdict_and_whether_the_rollout_searched():
+    gt = {"ground_truth": {"relation": "contradict", "label": "wrong", "chunk_ids": []}}
+    searched = [{"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {
+        "name": "search", "arguments": {"query": "x"}}}]}, {"role": "tool", "content": "[a#p1-c1] (tier 1) y"},
+        {"role": "assistant", "content": '<answer>{"relation": "contradict"}</answer>'}]
+    guessed = [{"role": "assistant", "content": '<answer>{"relation": "support"}</answer>'}]
+    args = ([[]] * 2, [searched, guessed], ["factlab/bundled"] * 2, [gt, gt], [{}, {}])
+    verdict = component_reward("verdict", "acc", 0.1, 0.0)
+    search_rate = component_reward("searched", "searched", 0.1, 0.0)
+    assert verdict(*args) == [1.0, 0.0] and search_rate(*args) == [1.0, 0.0]
+    assert verdict.__name__ == "verdict"  # TRL logs rewards/<function name>/mean
