@@ -20,7 +20,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from factlab.train.job import TrainJob
-from factlab.train.rl.format import format_hits
+from factlab.train.rl.format import format_hits, searched
 from factlab.train.rl.retrieval import retrieve
 from factlab.train.rl.reward import compute_score
 
@@ -113,7 +113,7 @@ def component_reward(name: str, part: str, format_weight: float, recall_weight: 
         for completion, source, model, info in zip(completions, data_source, reward_model, extra_info, strict=True):
             text = render_completion(completion)
             if part == "searched":
-                out.append(1.0 if "<tool_call>" in text else 0.0)
+                out.append(1.0 if searched(text) else 0.0)
                 continue
             out.append(float(compute_score(source, text, model["ground_truth"], info, format_weight=format_weight,
                                            recall_weight=recall_weight, business=business)[part]))
