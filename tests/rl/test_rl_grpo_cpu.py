@@ -68,3 +68,37 @@ def test_two_grpo_steps_move_the_lora_weights(tiny_qwen, rl_data, service, tmp_p
     lora_b = {name: p for name, p in trainer.model.named_parameters() if "lora_B" in name}
     assert lora_b and any(float(p.abs().sum()) > 0 for p in lora_b.values()), "LoRA B started at zero and never moved"
     assert json.dumps(trainer.state.log_history)  # every logged value is plain JSON (what the tracker forwards)
+
+
+@pytest.mark.slow
+def test_train_py_runs_the_curriculum_warm_start_and_before_after(tmp_path, tiny_qwen):
+    """The whole CPU recipe on a tiny model: warm start, curriculum order, GRPO, evaluation before and after, the
+    accuracy and search-rate metrics in a real MLflow store."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import mlflow
+
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "FACTLAB_MLFLOW_URI": f"sqlite:///{tmp_path / 'mlflow.db'}",
+           "FACTLAB_MLFLOW_ARTIFACTS": str(tmp_path / "artifacts")}
+    result = subprocess.run(
+        [sys.executable, "train.py", "recipe=grpo_search_cpu", f"recipe.base_model={tiny_qwen}",
+         f"output_root={tmp_path}", "~recipe.retrieval.encoder",
+         "+recipe.retrieval.encoder._target_=factlab.retrieval.encoders.HashingEncoder", "recipe.max_steps=1",
+         "recipe.num_generations=2", "recipe.max_completion_length=16", "recipe.max_tool_calls=1",
+         "recipe.max_rows.train=6", "recipe.max_rows.test=1", "recipe.curriculum.order=one_search_first",
+         "recipe.eval_before=true", "recipe.warm_start.steps=1", "recipe.warm_start.max_length=4096",
+         f"hydra.run.dir={tmp_path}/hydra"], cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "curriculum one_search_first" in (tmp_path / "hydra" / "train.log").read_text()
+    assert list(tmp_path.rglob("warm_start/merged/COMPLETE"))
+    client = mlflow.MlflowClient(tracking_uri=env["FACTLAB_MLFLOW_URI"])
+    run = client.search_runs([client.get_experiment_by_name("train/grpo_search_cpu").experiment_id])[0]
+    metrics, params = run.data.metrics, run.data.params
+    for name in ("test/reward", "test/verdict", "test/searched", "test_before/reward", "test_before/searched"):
+        assert name in metrics, sorted(metrics)
+    assert params["rl/curriculum"] == "one_search_first" and params["rl/warm_start_steps"] == "1"
+    assert "warm_start/loss" in metrics

@@ -86,7 +86,9 @@ def order_rows(rows: Sequence[dict], search: Callable[[str, str, int], list[str]
 
 def retriever_search(retrievers: dict) -> Callable[[str, str, int], list[str]]:
     """(query, corpus key, k) -> chunk ids, over the job's retrievers (`factlab.train.rl.setup.job_retrievers`)."""
+    from factlab.train.rl.retrieval import search_hits
+
     def search(query: str, corpus: str, k: int) -> list[str]:
-        return [hit.chunk_id for hit in retrievers[corpus].search([query], k)]
+        return [hit["chunk_id"] for hit in search_hits(retrievers[corpus], query, k)]
 
     return search

@@ -186,17 +186,37 @@ def train_grpo(model_path: str | Path, train_rows, test_rows, url: str, topk: in
     return trainer, metrics, before
 
 
+def warm_started(job: TrainJob, model_path: Path, train_rows, retrievers: Mapping, topk: int, settings: Mapping,
+                 peft: Mapping) -> Path:
+    """The SFT warm start on the train rows' tool-calling traces; returns the merged model folder."""
+    from factlab.train.rl.retrieval import search_hits
+    from factlab.train.rl.warm_start import trace_examples, warm_start
+
+    examples = trace_examples([dict(row) for row in train_rows],
+                              lambda query, corpus: search_hits(retrievers[corpus], query, topk))
+    merged = warm_start(model_path, examples, job.work_dir / "warm_start", int(settings["steps"]),
+                        float(settings["learning_rate"]), int(settings["batch_size"]), peft, job.seed,
+                        max_length=int(settings.get("max_length", 1024)))
+    meta = json.loads((merged / "warm_start.json").read_text())
+    job.tracker.log_params({"rl/warm_start_steps": meta["steps"], "rl/warm_start_examples": meta["examples"]})
+    for step, loss in enumerate(meta["loss"], start=1):
+        job.tracker.log_metrics({"warm_start/loss": loss}, step=step)
+    return merged
+
+
 def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, base_lm: DictConfig,
                     retrieval: DictConfig, base_model: str | None, multi_hop_only: bool, max_rows: Mapping, topk: int,
                     max_steps: int, batch_size: int, num_generations: int, max_completion_length: int,
                     max_tool_calls: int, learning_rate: float, temperature: float, beta: float, peft: Mapping,
                     reward: Mapping, bf16: bool, business: str, curriculum: Mapping | None = None,
-                    eval_before: bool = False) -> dict:
+                    eval_before: bool = False, warm_start: Mapping | None = None) -> dict:
     """Prepare the RL rows, serve retrieval, run GRPO steps with LoRA, report the test reward.
 
     Args:
         curriculum: `order` (factlab/train/rl/curriculum.py ORDERS; `none` = shuffled rows as written).
         eval_before: evaluate the untrained policy on the test rows too (`test_before/*`).
+        warm_start: `steps` (0 = none), `learning_rate`, `batch_size`: LoRA SFT on tool-calling traces of the train
+            rows first (factlab/train/rl/warm_start.py); GRPO then starts from the merged weights.
 
     Returns:
         `test/reward` (mean reward of the trained policy on the test rows, the headline), the per-step train rewards
@@ -211,6 +231,8 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
     model_path = base_model_folder(base_model, base_lm)
     retrievers = job_retrievers(manifest, retrieval, job.work_dir)
     train_rows = load_rows(manifest["files"]["train"])
+    if warm_start and int(warm_start.get("steps") or 0) > 0:
+        model_path = warm_started(job, model_path, train_rows, retrievers, topk, warm_start, peft)
     order = str((curriculum or {}).get("order", "none"))
     if order != "none":
         import datasets

@@ -62,17 +62,20 @@ def create_app(retrievers: Mapping[str, object], default_k: int):
             raise HTTPException(404, f"unknown corpus {request.corpus!r}; this service holds {', '.join(keys)}")
         retriever = retrievers[key]
         k = request.topk or default_k
-        results = []
-        for query in request.queries:
-            if not query.strip():
-                results.append([])
-                continue
-            hits = retriever.search([query], k=k, claim=query)  # claim=query: trim each chunk to the query
-            results.append([{"chunk_id": h.chunk_id, "source_id": h.source_id, "text": h.text, "tier": h.tier,
-                             "score": h.score} for h in hits])
-        return {"results": results}
+        return {"results": [search_hits(retriever, query, k) for query in request.queries]}
 
     return app
+
+
+def search_hits(retriever, query: str, k: int) -> list[dict]:
+    """What the `search` tool returns for one query (the service, the curriculum and the warm-start traces all use
+    it): up to k hits as `{chunk_id, source_id, text, tier, score}`, each chunk trimmed to the query; none for an
+    empty query."""
+    if not query.strip():
+        return []
+    hits = retriever.search([query], k=k, claim=query)  # claim=query: trim each chunk to the query
+    return [{"chunk_id": h.chunk_id, "source_id": h.source_id, "text": h.text, "tier": h.tier, "score": h.score}
+            for h in hits]
 
 
 def free_port() -> int:
