@@ -120,6 +120,25 @@ def classification_metrics(gold: Sequence[str], pred: Sequence[str], labels: Seq
     }
 
 
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A Markdown table; floats to 3 decimals, None as an empty cell.
+
+    >>> print(markdown_table(["a", "b"], [["x", 0.5], ["y", None]]))
+    | a | b |
+    |---|---|
+    | x | 0.500 |
+    | y |  |
+    """
+    def cell(value: object) -> str:
+        if value is None:
+            return ""
+        return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
 def bootstrap_ci(units: Sequence, statistic: Callable[[Sequence], Mapping[str, float | None]], names: Sequence[str],
                  samples: int, seed: int, confidence: float) -> dict[str, tuple[float, float]]:
     """Percentile bootstrap intervals of `statistic(units)[name]`, resampling units (cases) with replacement.

@@ -10,8 +10,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from factlab.evals.report import distribution_figure, markdown_table
+from factlab.evals.report import distribution_figure
 from factlab.evals.scores import METHODS
+from factlab.metrics import markdown_table
 
 RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 EXPERIMENT_PREFIX = "evaluate/"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from factlab.evals.scores import METHODS
+from factlab.metrics import markdown_table
 
 
 def attribution_figure(metrics: Mapping[str, float], title: str):
@@ -60,25 +61,6 @@ def distribution_figure(runs: Sequence[tuple[str, Mapping[str, float], float]], 
     figure.suptitle(title)
     figure.tight_layout()
     return figure
-
-
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """A Markdown table; floats to 3 decimals, None as an empty cell.
-
-    >>> print(markdown_table(["a", "b"], [["x", 0.5], ["y", None]]))
-    | a | b |
-    |---|---|
-    | x | 0.500 |
-    | y |  |
-    """
-    def cell(value: object) -> str:
-        if value is None:
-            return ""
-        return f"{value:.3f}" if isinstance(value, float) else str(value)
-
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def attribution_table(metrics: Mapping[str, float]) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from factlab.evals.report import markdown_table
+from factlab.metrics import markdown_table
 
 SAMPLES = 2000
 CONFIDENCE = 0.95
