@@ -87,21 +87,14 @@ def render_completion(completion: str | Sequence[Mapping]) -> str:
 
 def verl_reward(format_weight: float, recall_weight: float, business: str = "default") -> Callable:
     """`compute_score` as a TRL reward function over a batch (its name is what TRL logs: rewards/verl_reward)."""
-
-    def verl_reward(prompts, completions, data_source, reward_model, extra_info, **kwargs) -> list[float]:
-        return [compute_score(source, render_completion(completion), model["ground_truth"], info,
-                              format_weight=format_weight, recall_weight=recall_weight, business=business)["score"]
-                for completion, source, model, info in zip(completions, data_source, reward_model, extra_info,
-                                                           strict=True)]
-
-    return verl_reward
+    return component_reward("verl_reward", "score", format_weight, recall_weight, business)
 
 
 def component_reward(name: str, part: str, format_weight: float, recall_weight: float,
                      business: str = "default") -> Callable:
-    """One part of `compute_score` (`acc`: the verdict; `searched`: 1 when the rollout called the tool) as a TRL
-    reward function named `name`. Given weight 0 in `reward_weights`, it trains nothing, and TRL logs its mean per
-    step and at evaluation (`rewards/<name>/mean`): the accuracy and search-call curves.
+    """One part of `compute_score` (`score`: the whole reward; `acc`: the verdict; `searched`: 1 when the rollout
+    called the tool) as a TRL reward function named `name`. Given weight 0 in `reward_weights`, it trains nothing,
+    and TRL logs its mean per step and at evaluation (`rewards/<name>/mean`): the accuracy and search-call curves.
 
     >>> acc = component_reward("verdict", "acc", 0.1, 0.1)
     >>> acc(None, ['<answer>{"relation": "support"}</answer>'], ["x"],
