@@ -27,8 +27,7 @@ from typing import Literal
 import dspy
 
 from factlab.agents.accounting import RoundLog, meter
-from factlab.matching.text import containment, count_tokens, pick_choice, tokens
-from factlab.programs.judge import _as_confidence
+from factlab.matching.text import as_confidence, containment, count_tokens, pick_choice, tokens
 from factlab.retrieval.compress import compress
 from factlab.retrieval.tokenizer import content_tokens
 from factlab.schema import RELATIONS, Evidence, Judgment
@@ -66,7 +65,7 @@ class Verdict(dspy.Signature):
     confirmed_facts: list[str] = dspy.InputField()
     new_results: str = dspy.InputField(desc="the last round's passages, trimmed")
     relation: str = dspy.OutputField(desc="one of: " + ", ".join(RELATIONS))
-    confidence: float = dspy.OutputField(desc="between 0 and 1")
+    confidence: str = dspy.OutputField(desc="a number between 0 and 1")
     chunk_ids: list[str] = dspy.OutputField(desc="ids of the chunks relied on")
 
 
@@ -255,7 +254,7 @@ class MultiRoundChecker(dspy.Module):
         rounds.append(RoundLog(len(rounds) + 1, "verdict", cost.input_tokens, cost.lm_prompt_tokens,
                                context_tokens=context))
         relation = pick_choice(verdict.relation, RELATIONS)
-        confidence = _as_confidence(verdict.confidence)
+        confidence = as_confidence(verdict.confidence)
         evidence = relied_on(verdict.chunk_ids or [], state.facts, seen)
         return dspy.Prediction(relation=relation, confidence=confidence,
                                label=decide_label(self.rules, vertical, relation, confidence, evidence),

@@ -11,8 +11,7 @@ import dspy
 
 from factlab.agents.accounting import RoundLog, meter
 from factlab.agents.multi_round import Search, decide_label, relied_on, render_results, search_parallel
-from factlab.matching.text import count_tokens, pick_choice
-from factlab.programs.judge import _as_confidence
+from factlab.matching.text import as_confidence, count_tokens, pick_choice
 from factlab.schema import RELATIONS, Evidence
 
 
@@ -33,7 +32,7 @@ class NaiveVerdict(dspy.Signature):
     goal: str = dspy.InputField(desc="the claim to check")
     history: str = dspy.InputField(desc="every round: its queries and all passages found")
     relation: str = dspy.OutputField(desc="one of: " + ", ".join(RELATIONS))
-    confidence: float = dspy.OutputField(desc="between 0 and 1")
+    confidence: str = dspy.OutputField(desc="a number between 0 and 1")
     chunk_ids: list[str] = dspy.OutputField(desc="ids of the chunks relied on")
 
 
@@ -78,7 +77,7 @@ class NaiveSearchLoop(dspy.Module):
         rounds.append(RoundLog(len(rounds) + 1, "verdict", cost.input_tokens, cost.lm_prompt_tokens,
                                context_tokens=count_tokens(history)))
         relation = pick_choice(verdict.relation, RELATIONS)
-        confidence = _as_confidence(verdict.confidence)
+        confidence = as_confidence(verdict.confidence)
         evidence = relied_on(verdict.chunk_ids or [], [history], seen)
         return dspy.Prediction(relation=relation, confidence=confidence,
                                label=decide_label(self.rules, vertical, relation, confidence, evidence),

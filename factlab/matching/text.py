@@ -186,6 +186,31 @@ def pick_choice(value: object, choices: tuple[str, ...] | list[str], aliases: Ma
     return min(found)[2]
 
 
+def as_confidence(value: object) -> float:
+    """An LM's confidence coerced to [0, 1]: percentages are scaled, and anything not a number (a small model
+    copying a demo's "Not supplied for this particular example.") is 0.5. Signatures declare confidence as a
+    `str` and read it through this, so a stray word is a neutral confidence, not a parse error that DSPy's
+    Evaluate counts towards cancelling a whole candidate (measured: judge bootstrap, 0.5B student).
+
+    >>> as_confidence("85"), as_confidence(0.3), as_confidence("0.7 (fairly sure)"), as_confidence("n/a")
+    (0.85, 0.3, 0.7, 0.5)
+    >>> as_confidence(None), as_confidence(True), as_confidence("-3")
+    (0.5, 0.5, 0.0)
+    """
+    if isinstance(value, bool) or value is None:
+        return 0.5
+    if isinstance(value, int | float):
+        x = float(value)
+    else:
+        found = re.search(r"-?\d+(?:\.\d+)?", str(value))
+        if not found:
+            return 0.5
+        x = float(found.group())
+    if x != x:  # NaN
+        return 0.5
+    return min(1.0, max(0.0, x / 100 if x > 1 else x))
+
+
 def count_tokens(text: str) -> int:
     """Rough token count for budgets and size limits: every CJK character counts 1, every latin word or number 1.
 

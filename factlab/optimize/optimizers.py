@@ -203,6 +203,18 @@ class GEPAOptimizer:
         )
 
 
+def never_cancel(max_errors: int | None, trainset: list, valset: list) -> int:
+    """DSPy's error allowance for an optimizer: the configured one, or (None) more errors than there are examples, so
+    an example whose LM call or parse fails scores 0 and the run goes on. DSPy's default (10) cancels the whole
+    compile instead: measured on the judge's bootstrap run, where the 0.5B student copied the labeled demos'
+    "Not supplied for this particular example." into a typed field.
+
+    >>> never_cancel(None, [1, 2], [3]), never_cancel(5, [1, 2], [3])
+    (4, 5)
+    """
+    return max_errors if max_errors is not None else len(trainset) + len(valset) + 1
+
+
 class MIPROv2Optimizer:
     """dspy.MIPROv2 (auto=None) with num_trials derived from the metric-call budget unless given."""
 
@@ -212,8 +224,10 @@ class MIPROv2Optimizer:
                  max_bootstrapped_demos: int, max_labeled_demos: int, metric_threshold: float | None,
                  minibatch: bool, minibatch_size: int, minibatch_full_eval_steps: int, program_aware_proposer: bool,
                  data_aware_proposer: bool, tip_aware_proposer: bool, fewshot_aware_proposer: bool,
-                 view_data_batch_size: int, init_temperature: float, num_threads: int, seed: int) -> None:
+                 view_data_batch_size: int, init_temperature: float, num_threads: int, seed: int,
+                 max_errors: int | None = None) -> None:
         self.name = name
+        self.max_errors = max_errors
         self.max_metric_calls = max_metric_calls
         self.num_candidates = num_candidates
         self.num_trials = num_trials
@@ -243,7 +257,8 @@ class MIPROv2Optimizer:
                                  max_labeled_demos=self.max_labeled_demos, auto=None,
                                  num_candidates=self.num_candidates, num_threads=self.num_threads, seed=self.seed,
                                  init_temperature=self.init_temperature, verbose=False, track_stats=True,
-                                 log_dir=None, metric_threshold=self.metric_threshold)
+                                 log_dir=None, metric_threshold=self.metric_threshold,
+                                 max_errors=never_cancel(self.max_errors, trainset, valset))
         rollouts = RolloutCounter(type(program))
         with dspy.context(callbacks=[*dspy.settings.callbacks, rollouts]):
             compiled = optimizer.compile(program, trainset=trainset, valset=valset, num_trials=trials,
@@ -296,7 +311,8 @@ class BootstrapRSOptimizer:
         optimizer = dspy.BootstrapFewShotWithRandomSearch(
             metric=metric, max_bootstrapped_demos=self.max_bootstrapped_demos,
             max_labeled_demos=self.max_labeled_demos, max_rounds=self.max_rounds, num_candidate_programs=count,
-            num_threads=self.num_threads, max_errors=self.max_errors, metric_threshold=self.metric_threshold)
+            num_threads=self.num_threads, max_errors=never_cancel(self.max_errors, trainset, valset),
+            metric_threshold=self.metric_threshold)
         with dspy.context(callbacks=[*dspy.settings.callbacks, rollouts]):
             compiled = optimizer.compile(program, trainset=trainset, valset=valset)
         by_seed = sorted(compiled.candidate_programs, key=lambda c: c["seed"])  # evaluation order

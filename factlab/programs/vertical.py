@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import dspy
 
-from factlab.matching.text import pick_choice
+from factlab.matching.text import as_confidence, pick_choice
 from factlab.schema import DEFAULT_VERTICALS
 from factlab.untrusted import neutralise
 
@@ -21,7 +21,7 @@ class ClassifyVertical(dspy.Signature):
 
     claim: str = dspy.InputField()
     vertical: str = dspy.OutputField(desc="one of the allowed verticals")
-    confidence: float = dspy.OutputField(desc="between 0 and 1")
+    confidence: str = dspy.OutputField(desc="a number between 0 and 1")
 
 
 class VerticalClassifier(dspy.Module):
@@ -49,7 +49,7 @@ class VerticalClassifier(dspy.Module):
     def forward(self, claim: str) -> dspy.Prediction:
         pred = self.classify(claim=neutralise(claim))
         return dspy.Prediction(vertical=pick_choice(pred.vertical, self.verticals, self.aliases),
-                               confidence=pred.confidence)
+                               confidence=as_confidence(pred.confidence))
 
 
 def _score(gold: dspy.Example, pred: dspy.Prediction) -> tuple[float, dict]:

@@ -78,6 +78,21 @@ def test_judge_one_call_per_snippet_and_aggregates():
     assert pred.relation == "contradict" and pred.confidence == pytest.approx(0.8)
 
 
+def test_judge_reads_a_non_numeric_confidence_as_neutral_not_as_a_parse_error():
+    # The 0.5B student copied the labeled demos' placeholder into `confidence`; with a float field that was a parse
+    # error, and 10 of them cancelled the judge's whole bootstrap compile.
+    answers = [{"relation": "support", "confidence": "Not supplied for this particular example.", "reason": "same"}]
+    pred = run_with(answers, judge.Judge(), claim="Penicillin was discovered in 1928.",
+                    evidence=["Fleming discovered penicillin in 1928."])
+    assert pred.relation == "support" and pred.confidence == pytest.approx(0.5)
+
+
+def test_vertical_confidence_is_a_number_whatever_the_model_writes():
+    pred = run_with([{"vertical": "medical", "confidence": "about 90%"}], vertical.VerticalClassifier(),
+                    claim="Aspirin lowers fever.")
+    assert pred.vertical == "medical" and pred.confidence == pytest.approx(0.9)
+
+
 def test_paragraphs_keep_offsets_and_reject_empty():
     doc = "# Title\n\nFirst paragraph has enough words to stand.\n\n第二段包含足够多的中文字符来成为独立段落。\n"
     pred = paragraphs.ParagraphSplitter()(document=doc)
