@@ -6,10 +6,11 @@ import hashlib
 import importlib.util
 import sys
 
+import dspy
 import pytest
 
 from factlab.models.assemble import ModelAssemblyError, assemble
-from factlab.models.lm import MissingAPIKeyError, openai_lm
+from factlab.models.lm import LMHandle, MeteredLM, MissingAPIKeyError, openai_lm
 from factlab.models.server import ServerStartError, ensure_server
 
 
@@ -130,3 +131,16 @@ def test_local_route_sends_max_tokens_which_llama_cpp_reads():
         fake.server.shutdown()
     body = fake.bodies[-1]
     assert body.get("max_tokens") == 7 and "max_completion_tokens" not in body
+
+
+def test_usage_counts_the_calls_of_the_copies_an_optimizer_makes():
+    # MIPROv2's proposer calls prompt_model.copy(...); DSPy gives a copy an empty history, and the reflector's
+    # tokens were logged as 0. The copies of a MeteredLM record into its history; a fork still has its own.
+    handle = LMHandle("reflector", MeteredLM("hosted_vllm/some-model", api_base="http://127.0.0.1:9/v1", api_key="x"),
+                      dspy.ChatAdapter())
+    fork = handle.fork("reflector/judge")
+    handle.lm.copy(rollout_id=1, temperature=1.0).update_history(
+        {"usage": {"prompt_tokens": 120, "completion_tokens": 30}, "response": None})
+    assert handle.usage() == {"calls": 1, "cache_hits": 0, "prompt_tokens": 120, "completion_tokens": 30}
+    fork.lm.copy().update_history({"usage": {"prompt_tokens": 7, "completion_tokens": 1}, "response": None})
+    assert fork.usage()["prompt_tokens"] == 7 and handle.usage()["prompt_tokens"] == 120
