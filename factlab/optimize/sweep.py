@@ -86,20 +86,23 @@ class SweepRun:
     tags: dict[str, str]
     scores: dict[tuple[str, str], list[float]] = field(default_factory=dict)  # (baseline | compiled, split)
     langs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    keys: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # which example each score is (pairing)
 
     @property
     def finished(self) -> bool:
         return ("compiled", "test") in self.scores
 
 
-def read_predictions(text: str) -> tuple[list[float], list[str]]:
-    """Scores and languages of one logged predictions JSONL.
+def read_predictions(text: str) -> tuple[list[float], list[str], list[str]]:
+    """Scores, languages and example keys (case id + inputs: a case holds several examples) of one predictions JSONL.
 
-    >>> read_predictions('{"score": 1.0, "lang": "zh"}\\n{"score": 0.5, "lang": "en"}\\n')
-    ([1.0, 0.5], ['zh', 'en'])
+    >>> read_predictions('{"score": 1.0, "lang": "zh", "case_id": "c1", "inputs": "a"}\\n'
+    ...                  '{"score": 0.5, "lang": "en"}\\n')
+    ([1.0, 0.5], ['zh', 'en'], ['c1|a', '|'])
     """
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return [float(row["score"]) for row in rows], [str(row.get("lang") or "") for row in rows]
+    return ([float(row["score"]) for row in rows], [str(row.get("lang") or "") for row in rows],
+            [f"{row.get('case_id') or ''}|{row.get('inputs') or ''}" for row in rows])
 
 
 def find_sweep(client, sweep_id: str, experiment_prefix: str = "optimize/") -> list[SweepRun]:
@@ -127,8 +130,9 @@ def find_sweep(client, sweep_id: str, experiment_prefix: str = "optimize/") -> l
                         tracking_uri=client.tracking_uri)
                 except Exception:  # noqa: BLE001 - an unfinished run has no predictions yet
                     continue
-                scores, langs = read_predictions(Path(path).read_text())
+                scores, langs, keys = read_predictions(Path(path).read_text())
                 sweep_run.scores[(label, split)], sweep_run.langs[(label, split)] = scores, langs
+                sweep_run.keys[(label, split)] = keys
         runs.append(sweep_run)
     return runs
 
@@ -199,6 +203,48 @@ def sweep_rows(runs: Sequence[SweepRun]) -> list[list[object]]:
     return rows
 
 
+def head_to_head(runs: Sequence[SweepRun], split: str = "test") -> list[list[object]]:
+    """Every pair of optimizers, compiled programs compared on the examples both scored: mean(a) - mean(b) with the
+    paired interval, and which one the interval separates. The last finished run of each optimizer is used (a sweep
+    re-run after a fix keeps its old runs).
+
+    >>> a = SweepRun("a1", "bootstrap", "FINISHED", {}, {}, scores={("compiled", "test"): [1.0, 1.0, 0.0, 1.0] * 10},
+    ...              keys={("compiled", "test"): list("wxyz") * 10})
+    >>> b = SweepRun("b1", "gepa", "FINISHED", {}, {}, scores={("compiled", "test"): [0.0, 0.0, 0.0, 1.0] * 10},
+    ...              keys={("compiled", "test"): list("wxyz") * 10})
+    >>> head_to_head([a, b])
+    [['bootstrap vs gepa', 40, '+0.500 [+0.350, +0.650]', 'bootstrap']]
+    """
+    latest: dict[str, SweepRun] = {}
+    for run in runs:
+        if ("compiled", split) in run.scores:
+            latest[run.optimizer] = run
+    rows = []
+    names = list(latest)
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            a, b = latest[first], latest[second]
+            a_keys, b_keys = a.keys.get(("compiled", split)), b.keys.get(("compiled", split))
+            a_scores, b_scores = a.scores[("compiled", split)], b.scores[("compiled", split)]
+            if a_keys and b_keys:  # pair by example; duplicate keys pair in order
+                pool: dict[str, list[float]] = {}
+                for key, score in zip(b_keys, b_scores, strict=True):
+                    pool.setdefault(key, []).append(score)
+                pairs = [(x, pool[key].pop(0)) for key, x in zip(a_keys, a_scores, strict=True) if pool.get(key)]
+            elif len(a_scores) == len(b_scores):
+                pairs = list(zip(a_scores, b_scores, strict=True))
+            else:
+                continue
+            if not pairs:
+                continue
+            xs, ys = [x for x, _ in pairs], [y for _, y in pairs]
+            lo, hi = delta_interval(ys, xs)
+            diff = sum(xs) / len(xs) - sum(ys) / len(ys)
+            rows.append([f"{first} vs {second}", len(pairs), f"{diff:+.3f} [{lo:+.3f}, {hi:+.3f}]",
+                         first if lo > 0 else second if hi < 0 else "neither (the interval holds 0)"])
+    return rows
+
+
 def sweep_markdown(sweep_id: str, runs: Sequence[SweepRun]) -> str:
     """The sweep's table with the split sizes and how the intervals were computed."""
     sizes = next((run for run in runs if run.finished), None)
@@ -206,7 +252,15 @@ def sweep_markdown(sweep_id: str, runs: Sequence[SweepRun]) -> str:
                  "examples" if sizes else "no finished run yet")
     return (f"Sweep `{sweep_id}` ({size_note}; {int(CONFIDENCE * 100)}% percentile bootstrap intervals over examples, "
             f"{SAMPLES} samples; the gain is paired: the same test examples before and after)\n\n"
-            + markdown_table(HEADER, sweep_rows(runs)) + "\n")
+            + markdown_table(HEADER, sweep_rows(runs)) + "\n" + head_to_head_markdown(runs))
+
+
+def head_to_head_markdown(runs: Sequence[SweepRun], split: str = "test") -> str:
+    rows = head_to_head(runs, split)
+    if not rows:
+        return ""
+    return (f"\nHead to head on {split} (the last finished run of each optimizer; paired over the examples both "
+            "scored):\n\n" + markdown_table(["a vs b", "examples", "a - b (paired)", "better"], rows) + "\n")
 
 
 def sweep_figure(sweep_id: str, runs: Sequence[SweepRun]):

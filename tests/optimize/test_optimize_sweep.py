@@ -45,6 +45,7 @@ def test_multirun_logs_one_tagged_run_per_optimizer(tmp_path):
     assert summary["runs"] == summary["finished"] == 2
     table = (tmp_path / "t" / "sweep.md").read_text()
     assert "val 4, test 4 examples" in table and "| none |" in table and "| labeled_fewshot |" in table
+    assert "| none vs labeled_fewshot | 4 |" in table  # head to head, paired over the same 4 test examples
     assert (tmp_path / "t" / "sweep.png").stat().st_size > 0
     last = client.search_runs([experiment.experiment_id], order_by=["attributes.start_time DESC"])[0]
     assert {a.path for a in client.list_artifacts(last.info.run_id, "sweep")} == {"sweep/sweep.md", "sweep/sweep.png"}
