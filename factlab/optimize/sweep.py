@@ -188,11 +188,11 @@ def _proposals(metrics: Mapping[str, float]) -> str | None:
 def sweep_rows(runs: Sequence[SweepRun]) -> list[list[object]]:
     """The table's rows: one per run, finished or not (an unfinished run shows its status and spend so far)."""
     rows = []
-    for run in runs:
+    for name, run in zip(labels(runs), runs, strict=True):
         metrics = run.metrics
         compile_s = metrics.get("time/compile_s")
         rows.append([
-            run.optimizer, _with_ci(run.scores.get(("compiled", "val"))),
+            name, _with_ci(run.scores.get(("compiled", "val"))),
             _with_ci(run.scores.get(("compiled", "test"))),
             _delta(run, "test"), _by_lang(run, "test"),
             int(metrics["optimizer/metric_calls"]) if "optimizer/metric_calls" in metrics else None,
@@ -203,10 +203,22 @@ def sweep_rows(runs: Sequence[SweepRun]) -> list[list[object]]:
     return rows
 
 
+def labels(runs: Sequence[SweepRun]) -> list[str]:
+    """Each run's name in the tables: its optimizer, and its student when the sweep's runs have more than one.
+
+    >>> runs = [SweepRun("1", "none", "FINISHED", {}, {"student": "local_qwen05"}),
+    ...         SweepRun("2", "none", "FINISHED", {}, {"student": "local_qwen15"})]
+    >>> labels(runs), labels(runs[:1])
+    (['none (local_qwen05)', 'none (local_qwen15)'], ['none'])
+    """
+    several = len({run.tags.get("student") for run in runs}) > 1
+    return [f"{run.optimizer} ({run.tags.get('student', '?')})" if several else run.optimizer for run in runs]
+
+
 def head_to_head(runs: Sequence[SweepRun], split: str = "test") -> list[list[object]]:
     """Every pair of optimizers, compiled programs compared on the examples both scored: mean(a) - mean(b) with the
-    paired interval, and which one the interval separates. The last finished run of each optimizer is used (a sweep
-    re-run after a fix keeps its old runs).
+    paired interval, and which one the interval separates. The last finished run of each optimizer (and student,
+    `labels`) is used (a sweep re-run after a fix keeps its old runs).
 
     >>> a = SweepRun("a1", "bootstrap", "FINISHED", {}, {}, scores={("compiled", "test"): [1.0, 1.0, 0.0, 1.0] * 10},
     ...              keys={("compiled", "test"): list("wxyz") * 10})
@@ -216,9 +228,9 @@ def head_to_head(runs: Sequence[SweepRun], split: str = "test") -> list[list[obj
     [['bootstrap vs gepa', 40, '+0.500 [+0.350, +0.650]', 'bootstrap']]
     """
     latest: dict[str, SweepRun] = {}
-    for run in runs:
+    for name, run in zip(labels(runs), runs, strict=True):
         if ("compiled", split) in run.scores:
-            latest[run.optimizer] = run
+            latest[name] = run
     rows = []
     names = list(latest)
     for i, first in enumerate(names):
@@ -267,6 +279,7 @@ def sweep_figure(sweep_id: str, runs: Sequence[SweepRun]):
     """Val and test score of each finished run with its interval; the program as written as a dashed line."""
     from matplotlib.figure import Figure
 
+    names = dict(zip((run.run_id for run in runs), labels(runs), strict=True))
     finished = [run for run in runs if run.finished]
     figure = Figure(figsize=(7, 1.0 + 0.6 * max(len(finished), 1)))
     axes = figure.add_subplot()
@@ -276,10 +289,10 @@ def sweep_figure(sweep_id: str, runs: Sequence[SweepRun]):
             mean, (lo, hi) = sum(scores) / len(scores), score_interval(scores)
             axes.errorbar(mean, i + offset, xerr=[[mean - lo], [hi - mean]], fmt="o", color=color, capsize=3,
                           label=f"{split} ({len(scores)})" if i == 0 else None)
-        if finished:
+        if finished and len({run.tags.get("student") for run in runs}) == 1:  # one student: one program as written
             base = finished[0].scores[("baseline", split)]
             axes.axvline(sum(base) / len(base), color=color, linestyle="--", linewidth=1)
-    axes.set_yticks(range(len(finished)), [run.optimizer for run in finished])
+    axes.set_yticks(range(len(finished)), [names[run.run_id] for run in finished])
     axes.set_xlabel("score (dashed: the program as written)")
     axes.set_title(f"{sweep_id}: score after compiling, 95% intervals")
     if finished:
