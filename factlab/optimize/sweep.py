@@ -144,13 +144,18 @@ def _with_ci(scores: Sequence[float] | None) -> str | None:
     return f"{sum(scores) / len(scores):.3f} [{lo:.3f}, {hi:.3f}]"
 
 
+def _gain(before: Sequence[float], after: Sequence[float]) -> tuple[str, float, float]:
+    """mean(after) - mean(before) as text with its paired interval, and the interval's ends."""
+    lo, hi = delta_interval(before, after)
+    gain = sum(after) / len(after) - sum(before) / len(before)
+    return f"{gain:+.3f} [{lo:+.3f}, {hi:+.3f}]", lo, hi
+
+
 def _delta(run: SweepRun, split: str) -> str | None:
     before, after = run.scores.get(("baseline", split)), run.scores.get(("compiled", split))
     if not before or not after or len(before) != len(after):
         return None
-    lo, hi = delta_interval(before, after)
-    gain = sum(after) / len(after) - sum(before) / len(before)
-    return f"{gain:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+    return _gain(before, after)[0]
 
 
 def _by_lang(run: SweepRun, split: str) -> str | None:
@@ -235,26 +240,23 @@ def head_to_head(runs: Sequence[SweepRun], split: str = "test") -> list[list[obj
     names = list(latest)
     for i, first in enumerate(names):
         for second in names[i + 1:]:
-            a, b = latest[first], latest[second]
-            a_keys, b_keys = a.keys.get(("compiled", split)), b.keys.get(("compiled", split))
-            a_scores, b_scores = a.scores[("compiled", split)], b.scores[("compiled", split)]
-            if a_keys and b_keys:  # pair by example; duplicate keys pair in order
-                pool: dict[str, list[float]] = {}
-                for key, score in zip(b_keys, b_scores, strict=True):
-                    pool.setdefault(key, []).append(score)
-                pairs = [(x, pool[key].pop(0)) for key, x in zip(a_keys, a_scores, strict=True) if pool.get(key)]
-            elif len(a_scores) == len(b_scores):
-                pairs = list(zip(a_scores, b_scores, strict=True))
-            else:
-                continue
+            pairs = _paired(latest[first], latest[second], split)
             if not pairs:
                 continue
-            xs, ys = [x for x, _ in pairs], [y for _, y in pairs]
-            lo, hi = delta_interval(ys, xs)
-            diff = sum(xs) / len(xs) - sum(ys) / len(ys)
-            rows.append([f"{first} vs {second}", len(pairs), f"{diff:+.3f} [{lo:+.3f}, {hi:+.3f}]",
+            text, lo, hi = _gain([y for _, y in pairs], [x for x, _ in pairs])
+            rows.append([f"{first} vs {second}", len(pairs), text,
                          first if lo > 0 else second if hi < 0 else "neither (the interval holds 0)"])
     return rows
+
+
+def _paired(a: SweepRun, b: SweepRun, split: str) -> list[tuple[float, float]]:
+    """(a's score, b's score) of the compiled programs per example both scored, matched by example key (a key that
+    repeats pairs in order; rows without keys share one key, so they pair by position)."""
+    pool: dict[str, list[float]] = {}
+    for key, score in zip(b.keys[("compiled", split)], b.scores[("compiled", split)], strict=True):
+        pool.setdefault(key, []).append(score)
+    return [(x, pool[key].pop(0)) for key, x in zip(a.keys[("compiled", split)], a.scores[("compiled", split)],
+                                                     strict=True) if pool.get(key)]
 
 
 def sweep_markdown(sweep_id: str, runs: Sequence[SweepRun]) -> str:
