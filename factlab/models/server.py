@@ -20,6 +20,7 @@ import httpx
 from filelock import FileLock
 
 from factlab.atomic import read_json, write_json
+from factlab.models.llama_server import use_extra_buffers
 from factlab.runtime import cache_root
 
 
@@ -91,7 +92,8 @@ def _alive(pid: int) -> bool:
 
 def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threads: int | None = None,
                   port: int | None = None, start_timeout_s: float = 180.0,
-                  state_dir: str | Path | None = None, reuse_running: bool = True) -> LocalServer:
+                  state_dir: str | Path | None = None, reuse_running: bool = True,
+                  extra_buffers: str = "auto") -> LocalServer:
     """Return a healthy server for `model_path`, reusing a running one or starting a new one.
 
     Args:
@@ -104,11 +106,15 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
         state_dir: where the registry of running servers and their logs live.
         reuse_running: reuse a server another live process started for the same file. It saves a start and
             CPU, but that server stops when its owner exits, even mid-run of this process.
+        extra_buffers: `auto` | `on` | `off`: may ggml put weights in its extra CPU buffers (AMX, repacked)?
+            `auto` = not where the CPU advertises AMX, whose ggml matmul crashes there
+            (`factlab.models.llama_server`).
 
     Raises:
         ServerStartError: the model file is missing, the process died, or health did not come in time.
     """
     model_path = Path(model_path)
+    use_extra_buffers(extra_buffers, ())  # a bad mode fails here, not in the server's log
     if alias in _RUNNING and _alive(_RUNNING[alias].pid) and _listening(_RUNNING[alias].port):
         return _RUNNING[alias]
     if not model_path.exists():
@@ -126,15 +132,16 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
                 _RUNNING[alias] = server
                 return server
         server = _start(model_path, alias, n_ctx, n_threads or os.cpu_count() or 1, port or free_port(),
-                        start_timeout_s, state / f"{alias}.log")
+                        start_timeout_s, state / f"{alias}.log", extra_buffers)
         write_json(registry, {"model_path": str(model_path), "port": server.port, "pid": server.pid})
     _RUNNING[alias] = server
     return server
 
 
 def _start(model_path: Path, alias: str, n_ctx: int, n_threads: int, port: int, timeout_s: float,
-           log_path: Path) -> LocalServer:
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", alias,
+           log_path: Path, extra_buffers: str = "auto") -> LocalServer:
+    cmd = [sys.executable, "-m", "factlab.models.llama_server", "--extra_buffers", extra_buffers,
+           "--model", str(model_path), "--model_alias", alias,
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads)]
     log = log_path.open("ab")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
