@@ -59,7 +59,7 @@ def disable_extra_buffers() -> None:
     import llama_cpp.llama_cpp as lib
 
     default = lib.llama_model_default_params
-    if getattr(default, "_factlab_plain", False):
+    if hasattr(default, "__wrapped_default__"):
         return
 
     def plain_params():
@@ -67,7 +67,7 @@ def disable_extra_buffers() -> None:
         params.use_extra_bufts = False
         return params
 
-    plain_params._factlab_plain = True
+    plain_params.__wrapped_default__ = default
     lib.llama_model_default_params = plain_params  # llama_cpp.Llama reads it through the module at load time
 
 
