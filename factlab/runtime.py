@@ -89,18 +89,23 @@ def cache_root() -> Path:
 
 
 @functools.cache
+def cpu_flags(cpuinfo: str | Path = "/proc/cpuinfo") -> frozenset[str]:
+    """The CPU feature flags the kernel reports (`flags`, or `Features` on ARM); empty without /proc/cpuinfo."""
+    try:
+        text = Path(cpuinfo).read_text(errors="replace")
+    except OSError:
+        return frozenset()
+    for line in text.splitlines():
+        if line.startswith(("flags", "Features")):
+            return frozenset(line.partition(":")[2].split())
+    return frozenset()
+
+
+@functools.cache
 def cpu_bf16() -> tuple[bool, str]:
     """Whether this CPU computes bfloat16 natively (AVX512-BF16 or AMX), and what was found. Without it, bf16
     autocast is emulated: measured ~100x slower than fp32 on an AVX2-only AMD EPYC."""
-    flags: set[str] = set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-                break
-    except OSError:
-        pass
-    native = sorted(flags & {"avx512_bf16", "amx_bf16"})
+    native = sorted(cpu_flags() & {"avx512_bf16", "amx_bf16"})
     if native:
         return True, f"native bf16 ({', '.join(native)})"
     try:

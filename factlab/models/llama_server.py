@@ -15,22 +15,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable, Sequence
-from pathlib import Path
+
+from factlab.runtime import cpu_flags
 
 MODES = ("auto", "on", "off")
 AMX_FLAGS = ("amx_tile", "amx_int8", "amx_bf16")
-
-
-def cpu_flags(cpuinfo: str | Path = "/proc/cpuinfo") -> set[str]:
-    """The CPU feature flags the kernel reports (empty where there is no /proc/cpuinfo)."""
-    try:
-        text = Path(cpuinfo).read_text(errors="replace")
-    except OSError:
-        return set()
-    for line in text.splitlines():
-        if line.startswith(("flags", "Features")):
-            return set(line.partition(":")[2].split())
-    return set()
 
 
 def use_extra_buffers(mode: str, flags: Iterable[str]) -> bool:
@@ -75,10 +64,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--extra_buffers", choices=MODES, default="auto")
     ours, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
-    if not use_extra_buffers(ours.extra_buffers, cpu_flags()):
+    flags = cpu_flags()
+    if not use_extra_buffers(ours.extra_buffers, flags):
         disable_extra_buffers()
         print("factlab: ggml extra weight buffers off (extra_buffers="
-              f"{ours.extra_buffers}; AMX advertised: {bool(cpu_flags() & set(AMX_FLAGS))})", file=sys.stderr)
+              f"{ours.extra_buffers}; AMX advertised: {bool(flags & set(AMX_FLAGS))})", file=sys.stderr)
     from llama_cpp.server.__main__ import main as serve
 
     sys.argv = [sys.argv[0], *rest]

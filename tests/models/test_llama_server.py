@@ -7,14 +7,15 @@ import sys
 
 import pytest
 
+from factlab import runtime
 from factlab.models import llama_server
 
 
 def test_cpu_flags_reads_the_flags_line(tmp_path):
     info = tmp_path / "cpuinfo"
     info.write_text("processor\t: 0\nmodel name\t: Xeon\nflags\t\t: fpu avx2 amx_tile amx_int8\n\nprocessor\t: 1\n")
-    assert llama_server.cpu_flags(info) == {"fpu", "avx2", "amx_tile", "amx_int8"}
-    assert llama_server.cpu_flags(tmp_path / "missing") == set()
+    assert runtime.cpu_flags(info) == {"fpu", "avx2", "amx_tile", "amx_int8"}
+    assert runtime.cpu_flags(tmp_path / "missing") == set()
 
 
 def test_plain_buffers_reach_llama_cpps_model_params(monkeypatch):
