@@ -8,6 +8,7 @@ the same run.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -118,6 +119,20 @@ def _autolog(cfg: DictConfig, tracker) -> bool:
     return True
 
 
+def dataset_table(examples: list) -> dict[str, list]:
+    """DSPy examples as the table mlflow.dspy.autolog writes ({"columns": [...], "data": [[...], ...]})."""
+    columns = list(dict.fromkeys(key for example in examples for key in example.keys()))
+    return {"columns": columns, "data": [[example.get(key) for key in columns] for example in examples]}
+
+
+def _log_datasets(track, splits: dict) -> None:
+    """trainset.json / valset.json, each split once. mlflow.dspy.autolog logs them at every compile() it sees, with
+    log_table, which appends; MIPROv2 and bootstrap random search compile inner BootstrapFewShot optimizers, so
+    the autologged trainset held the train split 4 times (488 rows for 122 examples). This overwrites both."""
+    for name, split in (("trainset.json", "train"), ("valset.json", "val")):
+        track.log_text(json.dumps(dataset_table(splits[split]), ensure_ascii=False, default=str), name)
+
+
 def run(cfg: DictConfig) -> dict[str, Any]:
     """Optimise `cfg.stage` with `cfg.optimizer`; returns the scores, counts and where everything went.
 
@@ -216,6 +231,8 @@ def _compile(cfg: DictConfig, track, splits: dict, scorer, run_dir: Path, print_
             result = optimizer.compile(program, splits["train"], splits["val"], scorer,
                                        CompileContext(student, reflector, run_dir, print_))
             seconds = time.perf_counter() - start
+            if autologging:
+                _log_datasets(track, splits)
             usage = {"student": _usage(student, student_before)}
             if reflector:
                 usage["reflector"] = _usage(reflector, reflector_before)

@@ -96,3 +96,13 @@ def test_failed_program_runs_count_against_the_budget():
         results = [call_safely("checkworthy", program.deepcopy(), text="x") for _ in range(2)]
     assert all(error is not None for _, error in results)  # unparseable: the metric never sees these runs
     assert counter.runs == 2
+
+
+def test_mlflow_holds_each_split_once_though_bootstrap_compiles_inner_optimizers(tmp_path):
+    out = run(fake_config(tmp_path, ["optimizer=bootstrap", "budget.max_metric_calls=40"], tracking=True))
+    client = mlflow.MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
+    for name, split in (("trainset.json", "train"), ("valset.json", "val")):
+        local = client.download_artifacts(out["mlflow_run_id"], name, str(tmp_path / "dl"))
+        table = json.loads(Path(local).read_text())
+        assert len(table["data"]) == out["examples"][split], name
+        assert len({json.dumps(row) for row in table["data"]}) == len(table["data"]), name
