@@ -117,20 +117,39 @@ def proposal_log(accepted: list[dict], rejected: list[dict], candidates: list[di
     then kept (it became candidate N, with its val score) or dropped (GEPA adopts a proposal only when it scores
     better than its parent on the reflection minibatch).
 
-    >>> cands = [{"candidate": 0, "instructions": {"p": "seed"}, "val_score": 0.5},
-    ...          {"candidate": 1, "instructions": {"p": "seed + rule"}, "val_score": 0.6}]
+    A small reflector repeats itself, so several proposals can carry one candidate's text; each candidate is claimed
+    once, by the last proposal with its text made before the candidate's discovery (`metric_calls` of the proposal,
+    stamped by the proposer, against the candidate's `metric_calls_at_discovery`), else by the first unclaimed one.
+
+    >>> cands = [{"candidate": 0, "instructions": {"p": "seed"}, "val_score": 0.5, "metric_calls_at_discovery": 0},
+    ...          {"candidate": 1, "instructions": {"p": "seed + rule"}, "val_score": 0.6,
+    ...           "metric_calls_at_discovery": 40}]
     >>> [(r["outcome"], r.get("candidate")) for r in proposal_log(
-    ...     [{"component": "p", "text": "seed + rule"}, {"component": "p", "text": "other"}],
+    ...     [{"component": "p", "text": "seed + rule", "metric_calls": 10},
+    ...      {"component": "p", "text": "seed + rule", "metric_calls": 34},
+    ...      {"component": "p", "text": "other", "metric_calls": 90},
+    ...      {"component": "p", "text": "seed + rule", "metric_calls": 96}],
     ...     [{"component": "p", "text": "", "reason": "empty"}], cands)]
-    [('kept', 1), ('dropped', None), ('rejected', None)]
+    [('dropped', None), ('kept', 1), ('dropped', None), ('dropped', None), ('rejected', None)]
     """
-    where = {(name, " ".join(text.split())): c for c in candidates for name, text in c["instructions"].items()}
+    def key(component: str, text: str) -> tuple[str, str]:
+        return component, " ".join(text.split())
+
+    claimed: dict[int, dict] = {}  # index into accepted -> candidate
+    for cand in sorted((c for c in candidates if c["candidate"] > 0), key=lambda c: c["candidate"]):
+        matching = [i for i, proposal in enumerate(accepted) if i not in claimed
+                    and key(proposal["component"], proposal["text"]) in
+                    {key(name, text) for name, text in cand["instructions"].items()}]
+        discovered = cand.get("metric_calls_at_discovery")
+        before = [i for i in matching if discovered is not None and "metric_calls" in accepted[i]
+                  and accepted[i]["metric_calls"] <= discovered]
+        if before or matching:
+            claimed[before[-1] if before else matching[0]] = cand
     rows = []
-    for proposal in accepted:
-        found = where.get((proposal["component"], " ".join(proposal["text"].split())))
-        if found is not None and found["candidate"] > 0:
-            rows.append({**proposal, "outcome": "kept", "candidate": found["candidate"],
-                         "val_score": found["val_score"], "reason": "better than its parent on the minibatch"})
+    for i, proposal in enumerate(accepted):
+        if i in claimed:
+            rows.append({**proposal, "outcome": "kept", "candidate": claimed[i]["candidate"],
+                         "val_score": claimed[i]["val_score"], "reason": "better than its parent on the minibatch"})
         else:
             rows.append({**proposal, "outcome": "dropped",
                          "reason": "not better than its parent on the reflection minibatch"})
@@ -165,6 +184,8 @@ class GEPAOptimizer:
 
         metric = CountingMetric(scorer, feedback=True)
         log_dir = claim_state_dir(self.log_dir or ctx.run_dir / "gepa", ctx.fingerprint)
+        if hasattr(self.instruction_proposer, "clock"):
+            self.instruction_proposer.clock = lambda: metric.calls
         optimizer = dspy.GEPA(metric=metric, reflection_lm=ctx.reflector.lm,
                               instruction_proposer=self.instruction_proposer, log_dir=str(log_dir), track_stats=True,
                               **self.knobs)
@@ -184,8 +205,11 @@ class GEPAOptimizer:
                 "best": index == result.best_idx,
                 "instructions": DspyGEPAResult._candidate_components(candidate),
             })
-        rejected = list(getattr(self.instruction_proposer, "rejected", []))
-        accepted = list(getattr(self.instruction_proposer, "accepted", []))
+        # a resumed run: GEPA's counts include the calls before this process, the proposer's stamps start at 0
+        offset = int(result.total_metric_calls) - metric.calls
+        rejected, accepted = ([{**row, **({"metric_calls": row["metric_calls"] + offset} if "metric_calls" in row
+                                          else {})} for row in getattr(self.instruction_proposer, name, [])]
+                              for name in ("rejected", "accepted"))
         log = proposal_log(accepted, rejected, candidates)
         return CompileResult(
             program=compiled,

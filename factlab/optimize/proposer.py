@@ -115,10 +115,14 @@ class GuardedProposer:
                            template_markers=list(template_markers), min_share=min_share)
         self.rejected: list[dict[str, Any]] = []
         self.accepted: list[dict[str, Any]] = []
+        self.clock: Callable[[], int] | None = None  # metric calls so far; the optimizer sets it (see proposal_log)
+
+    def _stamp(self) -> dict[str, int]:
+        return {"metric_calls": int(self.clock())} if self.clock else {}
 
     def _reject(self, component: str, text: str, reason: str) -> None:
         logger.warning("GEPA proposal for %s rejected (%s): %r", component, reason, (text or "")[:200])
-        self.rejected.append({"component": component, "reason": reason, "text": text})
+        self.rejected.append({"component": component, "reason": reason, "text": text, **self._stamp()})
 
     def __call__(self, candidate: dict[str, str], reflective_dataset: Mapping[str, Sequence[Mapping[str, Any]]],
                  components_to_update: list[str]) -> dict[str, str]:
@@ -136,7 +140,7 @@ class GuardedProposer:
                 self._reject(name, text, problem)
             else:
                 kept[name] = text.strip()
-                self.accepted.append({"component": name, "text": kept[name]})
+                self.accepted.append({"component": name, "text": kept[name], **self._stamp()})
         return kept
 
 
