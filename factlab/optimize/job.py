@@ -8,7 +8,6 @@ the same run.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import dataclass
@@ -130,7 +129,7 @@ def _log_datasets(track, splits: dict) -> None:
     log_table, which appends; MIPROv2 and bootstrap random search compile inner BootstrapFewShot optimizers, so
     the autologged trainset held the train split 4 times (488 rows for 122 examples). This overwrites both."""
     for name, split in (("trainset.json", "train"), ("valset.json", "val")):
-        track.log_text(json.dumps(dataset_table(splits[split]), ensure_ascii=False, default=str), name)
+        track.log_dict(dataset_table(splits[split]), name)
 
 
 def run(cfg: DictConfig) -> dict[str, Any]:

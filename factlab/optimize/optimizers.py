@@ -137,12 +137,11 @@ def proposal_log(accepted: list[dict], rejected: list[dict], candidates: list[di
 
     claimed: dict[int, dict] = {}  # index into accepted -> candidate
     for cand in sorted((c for c in candidates if c["candidate"] > 0), key=lambda c: c["candidate"]):
-        matching = [i for i, proposal in enumerate(accepted) if i not in claimed
-                    and key(proposal["component"], proposal["text"]) in
-                    {key(name, text) for name, text in cand["instructions"].items()}]
-        discovered = cand.get("metric_calls_at_discovery")
-        before = [i for i in matching if discovered is not None and "metric_calls" in accepted[i]
-                  and accepted[i]["metric_calls"] <= discovered]
+        texts = {key(name, text) for name, text in cand["instructions"].items()}
+        matching = [i for i, proposal in enumerate(accepted)
+                    if i not in claimed and key(proposal["component"], proposal["text"]) in texts]
+        discovered = cand.get("metric_calls_at_discovery", -1)
+        before = [i for i in matching if accepted[i].get("metric_calls", discovered + 1) <= discovered]
         if before or matching:
             claimed[before[-1] if before else matching[0]] = cand
     rows = []
@@ -207,9 +206,12 @@ class GEPAOptimizer:
             })
         # a resumed run: GEPA's counts include the calls before this process, the proposer's stamps start at 0
         offset = int(result.total_metric_calls) - metric.calls
-        rejected, accepted = ([{**row, **({"metric_calls": row["metric_calls"] + offset} if "metric_calls" in row
-                                          else {})} for row in getattr(self.instruction_proposer, name, [])]
-                              for name in ("rejected", "accepted"))
+        def shifted(rows: list[dict]) -> list[dict]:
+            return [{**row, "metric_calls": row["metric_calls"] + offset} if "metric_calls" in row else dict(row)
+                    for row in rows]
+
+        rejected = shifted(getattr(self.instruction_proposer, "rejected", []))
+        accepted = shifted(getattr(self.instruction_proposer, "accepted", []))
         log = proposal_log(accepted, rejected, candidates)
         return CompileResult(
             program=compiled,
