@@ -20,8 +20,29 @@ _CLOSING = tuple(".!?。！？…)]}>\"'”’」』】*`")
 _OPEN_TAIL = tuple(",;:(-–—/&，；：、（")
 
 
+def changed_words(text: str, current: str) -> int:
+    """Words (a CJK character counts as one) that differ between two instructions: the larger side of every
+    replaced, inserted or deleted run of a word-level diff.
+
+    >>> changed_words("Extract claims (one fact each).", "Extract claims one fact each).")
+    1
+    >>> changed_words("Judge the claim. Never guess.", "Judge the claim.")
+    2
+    >>> changed_words("判断这句话。", "判断那句话。")
+    1
+    """
+    from difflib import SequenceMatcher
+
+    a, b = _WORD.findall(current or ""), _WORD.findall(text or "")
+    ops = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in ops if tag != "equal")
+
+
+_WORD = re.compile(r"[\u3400-\u9fff]|[^\s\u3400-\u9fff]+")
+
+
 def proposal_problem(text: str, current: str, min_chars: int, max_chars: int, max_unpunctuated_tail: int,
-                     template_markers: Sequence[str], min_share: float = 0.0) -> str | None:
+                     template_markers: Sequence[str], min_share: float = 0.0, min_changed_words: int = 0) -> str | None:
     r"""Why a proposed instruction must not be adopted, or None when it is fine.
 
     >>> args = dict(min_chars=20, max_chars=500, max_unpunctuated_tail=60, template_markers=["<side_info>"])
@@ -42,6 +63,9 @@ def proposal_problem(text: str, current: str, min_chars: int, max_chars: int, ma
     >>> proposal_problem("Certainly! Please provide the new instruction.", "Write search queries. " * 10, **args,
     ...                  min_share=0.3)
     'lost most of the current instruction: 46 of 219 characters (< 30%)'
+    >>> proposal_problem("Decide whether the text (a sentence) states a fact.", "Decide whether the text a sentence) "
+    ...                  "states a fact.", **args, min_changed_words=3)
+    'a near-copy of the current instruction: 1 word(s) changed (< 3)'
     """
     stripped = (text or "").strip()
     if not stripped:
@@ -52,6 +76,8 @@ def proposal_problem(text: str, current: str, min_chars: int, max_chars: int, ma
         return f"too long: {len(stripped)} > {max_chars} characters"
     if " ".join(stripped.split()) == " ".join((current or "").split()):
         return "identical to the current instruction"
+    if min_changed_words and (changed := changed_words(stripped, current)) < min_changed_words:
+        return f"a near-copy of the current instruction: {changed} word(s) changed (< {min_changed_words})"
     old = len((current or "").strip())
     if min_share and old and len(stripped) < min_share * old:  # a reply to the reflector's prompt, not a rewrite
         return (f"lost most of the current instruction: {len(stripped)} of {old} characters "
@@ -105,14 +131,17 @@ class GuardedProposer:
     Args:
         inner: the proposer that asks the reflection LM, `(candidate, reflective_dataset, components_to_update)
             -> {component: new text}`.
-        min_chars, max_chars, max_unpunctuated_tail, template_markers, min_share: see `proposal_problem`.
+        min_chars, max_chars, max_unpunctuated_tail, template_markers, min_share, min_changed_words: see
+            `proposal_problem`.
     """
 
     def __init__(self, inner: Callable[..., dict[str, str]], min_chars: int = 40, max_chars: int = 4000,
-                 max_unpunctuated_tail: int = 60, template_markers: Sequence[str] = (), min_share: float = 0.0) -> None:
+                 max_unpunctuated_tail: int = 60, template_markers: Sequence[str] = (), min_share: float = 0.0,
+                 min_changed_words: int = 0) -> None:
         self.inner = inner
         self.limits = dict(min_chars=min_chars, max_chars=max_chars, max_unpunctuated_tail=max_unpunctuated_tail,
-                           template_markers=list(template_markers), min_share=min_share)
+                           template_markers=list(template_markers), min_share=min_share,
+                           min_changed_words=min_changed_words)
         self.rejected: list[dict[str, Any]] = []
         self.accepted: list[dict[str, Any]] = []
         self.clock: Callable[[], int] | None = None  # metric calls so far; the optimizer sets it (see proposal_log)

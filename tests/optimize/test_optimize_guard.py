@@ -45,6 +45,21 @@ def test_guard_drops_and_records_bad_proposals_and_keeps_good_ones():
     assert guard.rejected == [{"component": "a", "reason": "empty", "text": ""}]
 
 
+def test_guard_rejects_near_copies_of_the_parent_before_they_cost_a_minibatch():
+    """The 1.5B's plain-GEPA rewrites of extract_claims were the seed minus one "(" (docs/optimize.md); the word
+    diff catches those, a rule of a few words added to the instruction passes."""
+    seed = "Extract every atomic claim (one fact each) from the paragraph. Keep numbers and dates exactly."
+    near_copy = seed.replace("(one", "one")
+    rule = seed + "\nRules learned from mistakes:\n- Never merge two facts."
+    answers = iter([{"a": near_copy}, {"a": rule}])
+    guard = GuardedProposer(lambda candidate, reflective_dataset, components_to_update: next(answers),
+                            **LIMITS, min_changed_words=3)
+    assert guard({"a": seed}, {"a": [{}]}, ["a"]) == {}
+    assert guard.rejected[0]["reason"] == "a near-copy of the current instruction: 1 word(s) changed (< 3)"
+    assert guard({"a": seed}, {"a": [{}]}, ["a"]) == {"a": rule}
+    assert GuardedProposer(lambda **_: {"a": near_copy}, **LIMITS)({"a": seed}, {"a": [{}]}, ["a"]) == {"a": near_copy}
+
+
 def test_guard_turns_a_failing_reflector_into_a_rejection():
     def broken(candidate, reflective_dataset, components_to_update):
         raise ValueError("The reflection LM returned an empty instruction")
