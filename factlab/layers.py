@@ -20,7 +20,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("pipeline", "agents"),  # the LM pipeline (the professional checker) and the multi-round search agents
     ("checkers",),  # the Checker interface: fast, professional, funnel, nearline, built from `checker=<name>`
     ("optimize", "train", "evals"),  # the workbench jobs
-    ("review",),  # the review app: a person's decisions on the cards, and what they train
+    ("review", "loop"),  # the review app: a person's decisions on the cards, and what they train; the workbench loop
     ("cli",),  # the command line
 )
 LAYER: dict[str, int] = {name: rank for rank, names in enumerate(LAYERS) for name in names}

@@ -174,6 +174,36 @@ def bootstrap_ci(units: Sequence, statistic: Callable[[Sequence], Mapping[str, f
     return {name: (float(np.quantile(v, tail)), float(np.quantile(v, 1 - tail))) for name, v in values.items() if v}
 
 
+def paired_gain(groups: Sequence[Sequence[tuple[float, float]]], samples: int, seed: int,
+                confidence: float) -> tuple[float, tuple[float, float] | None]:
+    """The gain of b over a, sum(b - a) / pairs, and its percentile bootstrap interval resampling whole groups: two
+    systems scored on the same items, items grouped by the unit that was sampled (the claims of one case), so
+    the interval respects that claims of a case fail together. Groups of one pair give the usual paired interval.
+
+    Args:
+        groups: per unit, its (a, b) score pairs (empty units count for nothing).
+        samples, seed, confidence: as `bootstrap_ci`.
+
+    Returns:
+        (gain, (low, high)); the interval is None when there are no pairs.
+
+    >>> paired_gain([[(0, 1), (0, 1)], [(1, 1)], [(0, 0)]], 200, 0, 0.95)[0]
+    0.5
+    >>> paired_gain([[(1, 1)], [(0, 0)]], 200, 0, 0.95)
+    (0.0, (0.0, 0.0))
+    >>> paired_gain([], 200, 0, 0.95)
+    (0.0, None)
+    """
+    def gain(units: Sequence[Sequence[tuple[float, float]]]) -> dict[str, float | None]:
+        pairs = [pair for unit in units for pair in unit]
+        return {"gain": sum(b - a for a, b in pairs) / len(pairs) if pairs else None}
+
+    point = gain(groups)["gain"]
+    if point is None:
+        return 0.0, None
+    return point, bootstrap_ci([list(g) for g in groups], gain, ["gain"], samples, seed, confidence).get("gain")
+
+
 def confusion_figure(matrix: Sequence[Sequence[int]], labels: Sequence[str], title: str):
     """A matplotlib Figure of the confusion matrix (rows gold, columns predicted), counts in the cells."""
     from matplotlib.figure import Figure

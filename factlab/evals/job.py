@@ -20,10 +20,10 @@ ARTIFACTS = "eval"  # MLflow artifact folder of the tables (attribution.jsonl is
 
 
 def select_cases(cfg: DictConfig, cases: list[dict]) -> list[dict]:
-    """The evaluated cases: the split of `cfg.split` (same fractions / seed as prepare_data), then `case_ids`, then
-    the first `max_cases`."""
+    """The evaluated cases: the split of `cfg.split` (same fractions / seed as prepare_data), then `case_ids`, then a
+    seeded sample of `sample_cases` (kept in order), then the first `max_cases`."""
     from factlab.data.cases import SPLITS
-    from factlab.data.splits import split_cases
+    from factlab.data.splits import seeded_sample, split_cases
 
     if cfg.split not in SPLITS:
         raise ValueError(f"split={cfg.split!r}: expected one of {', '.join(SPLITS)}")
@@ -34,11 +34,14 @@ def select_cases(cfg: DictConfig, cases: list[dict]) -> list[dict]:
         if unknown:
             raise ValueError(f"case_ids: {unknown} are not in the {cfg.split} split of dataset {cfg.dataset.name!r}")
         chosen = [case for case in chosen if case["case_id"] in set(wanted)]
+    if cfg.get("sample_cases") is not None:
+        chosen = seeded_sample(chosen, int(cfg.sample_cases), cfg.seed)
     if cfg.max_cases is not None:
         chosen = chosen[: int(cfg.max_cases)]
     if not chosen:
         raise ValueError(f"dataset {cfg.dataset.name!r} has no case in split {cfg.split!r} (splits {dict(cfg.splits)},"
-                         f" case_ids {cfg.case_ids}, max_cases {cfg.max_cases})")
+                         f" case_ids {cfg.case_ids}, sample_cases {cfg.get('sample_cases')},"
+                         f" max_cases {cfg.max_cases})")
     return chosen
 
 
