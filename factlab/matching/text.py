@@ -153,15 +153,30 @@ def match_sets(gold: list[str], pred: list[str],
     >>> [(i, j) for i, j, _ in m], g, p
     ([(1, 0)], [0], [1])
     """
-    matches = greedy_pairs(((similarity(g, p), i, j) for i, g in enumerate(gold) for j, p in enumerate(pred)),
-                           threshold)
+    return with_unmatched(greedy_pairs(((similarity(g, p), i, j) for i, g in enumerate(gold)
+                                        for j, p in enumerate(pred)), threshold), len(gold), len(pred))
+
+
+def match_texts(gold: list[str], pred: list[str], match: Match | None,
+                threshold: float) -> tuple[list[tuple[int, int, float]], list[int], list[int]]:
+    """`match_sets` with `match` (a claim matcher such as evaluate.py's) in place of lexical similarity when given:
+    the one pairing of the claim stages' metrics (extract_claims, review_claims).
+
+    >>> by_length = lambda g, p: [(i, j, 1.0) for i, a in enumerate(g) for j, b in enumerate(p) if len(a) == len(b)]
+    >>> match_texts(["ab", "xyz"], ["xyz"], by_length, 0.5), match_texts(["ab"], ["ab"], None, 0.5)[0]
+    (([(1, 0, 1.0)], [0], []), [(0, 0, 1.0)])
+    """
+    if match is None:
+        return match_sets(gold, pred, threshold)
+    return with_unmatched(match(gold, pred), len(gold), len(pred))
+
+
+def with_unmatched(matches: list[tuple[int, int, float]], n_gold: int,
+                   n_pred: int) -> tuple[list[tuple[int, int, float]], list[int], list[int]]:
+    """(matches, unmatched gold indices, unmatched pred indices)."""
     used_g = {i for i, _, _ in matches}
     used_p = {j for _, j, _ in matches}
-    return (
-        matches,
-        [i for i in range(len(gold)) if i not in used_g],
-        [j for j in range(len(pred)) if j not in used_p],
-    )
+    return matches, [i for i in range(n_gold) if i not in used_g], [j for j in range(n_pred) if j not in used_p]
 
 
 def pick_choice(value: object, choices: tuple[str, ...] | list[str], aliases: Mapping[str, str] | None = None) -> str:

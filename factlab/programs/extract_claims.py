@@ -9,7 +9,7 @@ import re
 
 import dspy
 
-from factlab.matching.text import Match, match_sets
+from factlab.matching.text import Match, match_texts
 from factlab.metrics import f1
 from factlab.untrusted import neutralise
 
@@ -71,10 +71,6 @@ def claim_flaws(claim: str) -> list[str]:
     return flaws
 
 
-def _lexical_match(gold: list[str], pred: list[str]) -> list[tuple[int, int, float]]:
-    return match_sets(gold, pred, MATCH_THRESHOLD)[0]
-
-
 def _score(gold: dspy.Example, pred: dspy.Prediction, match: Match | None = None) -> tuple[float, dict]:
     gold_claims = list(gold.claims)
     pred_claims = [c for c in (getattr(pred, "claims", None) or []) if isinstance(c, str)]
@@ -83,9 +79,7 @@ def _score(gold: dspy.Example, pred: dspy.Prediction, match: Match | None = None
         score = 1.0 if not pred_claims else 0.0
         return score, {"missing": [], "extra": pred_claims, "matched": [], "flawed": flawed, "precision": score,
                        "recall": 1.0}
-    matches = (match or _lexical_match)(gold_claims, pred_claims)
-    miss = sorted(set(range(len(gold_claims))) - {i for i, _, _ in matches})
-    extra = sorted(set(range(len(pred_claims))) - {j for _, j, _ in matches})
+    matches, miss, extra = match_texts(gold_claims, pred_claims, match, MATCH_THRESHOLD)
     precision = len(matches) / len(pred_claims) if pred_claims else 0.0
     recall = len(matches) / len(gold_claims)
     penalty = 0.1 * len(flawed) / max(1, len(pred_claims))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dspy
 
-from factlab.matching.text import match_sets
+from factlab.matching.text import Match, match_sets, match_texts
 from factlab.metrics import f1
 from factlab.untrusted import neutralise
 
@@ -41,7 +41,7 @@ class ClaimReviewer(dspy.Module):
         return dspy.Prediction(reviewed_claims=list(dict.fromkeys(out)))
 
 
-def _score(gold: dspy.Example, pred: dspy.Prediction) -> tuple[float, dict]:
+def _score(gold: dspy.Example, pred: dspy.Prediction, match: Match | None = None) -> tuple[float, dict]:
     expected = list(gold.reviewed_claims)
     got = [c for c in (getattr(pred, "reviewed_claims", None) or []) if isinstance(c, str)]
     dropped = list(getattr(gold, "dropped", []) or [])
@@ -49,7 +49,7 @@ def _score(gold: dspy.Example, pred: dspy.Prediction) -> tuple[float, dict]:
     if not expected:
         score = 1.0 if not got else 0.0
         return score, {"missing": [], "extra": got, "kept_bad": kept_bad, "precision": score, "recall": 1.0}
-    matches, miss, extra = match_sets(expected, got, MATCH_THRESHOLD)
+    matches, miss, extra = match_texts(expected, got, match, MATCH_THRESHOLD)
     precision = len(matches) / len(got) if got else 0.0
     recall = len(matches) / len(expected)
     return f1(precision, recall), {
@@ -58,9 +58,13 @@ def _score(gold: dspy.Example, pred: dspy.Prediction) -> tuple[float, dict]:
     }
 
 
-def metric(gold, pred, trace=None, pred_name=None, pred_trace=None) -> dspy.Prediction:
-    """F1 of reviewed claims vs the gold corrected list; feedback names what should have been fixed or dropped."""
-    score, d = _score(gold, pred)
+def metric(gold, pred, trace=None, pred_name=None, pred_trace=None, match: Match | None = None) -> dspy.Prediction:
+    """F1 of reviewed claims vs the gold corrected list; feedback names what should have been fixed or dropped.
+
+    `match(gold, pred) -> [(gold index, pred index, similarity)]` replaces the lexical matching (optimize.py passes
+    evaluate.py's claim matcher, `metric.match` in conf/optimize.yaml, as for extract_claims).
+    """
+    score, d = _score(gold, pred, match)
     parts = [f"Review F1 {score:.2f}."]
     if d["missing"]:
         parts.append("Expected (kept or fixed) but absent: " + " | ".join(d["missing"]))

@@ -1,4 +1,5 @@
-"""extract_claims' metric matches claims with evaluate.py's matcher when optimize.py passes it (`metric.match`)."""
+"""extract_claims' and review_claims' metrics match claims with evaluate.py's matcher when optimize.py passes it
+(`metric.match`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from factlab.config import compose_config
 from factlab.matching.claims import ClaimMatcher
 from factlab.optimize.job import _scorer
 from factlab.optimize.scoring import StageScorer
-from factlab.programs import extract_claims
+from factlab.programs import extract_claims, review_claims
 from factlab.retrieval.encoders import HashingEncoder
 
 GOLD = dspy.Example(paragraph="p", context="", claims=["Drug K lowered blood pressure by 10% in mice in 2021."])
@@ -20,6 +21,14 @@ def test_a_given_match_replaces_the_lexical_matching():
     always = extract_claims.metric(GOLD, REWORDED, match=lambda gold, pred: [(0, 0, 0.99)])
     assert never.score == 0.0 and "Missing gold claims" in never.feedback
     assert always.score == 1.0 and "Missing" not in always.feedback
+
+
+def test_review_claims_takes_the_same_match():
+    gold = dspy.Example(paragraph="p", claims=["x"], reviewed_claims=list(GOLD.claims))
+    reviewed = dspy.Prediction(reviewed_claims=list(REWORDED.claims))
+    assert review_claims.metric(gold, reviewed, match=lambda g, p: []).score == 0.0
+    assert review_claims.metric(gold, reviewed, match=lambda g, p: [(0, 0, 0.9)]).score == 1.0
+    assert StageScorer("review_claims").takes_match
 
 
 def test_the_scorer_passes_match_only_to_metrics_that_take_it():
