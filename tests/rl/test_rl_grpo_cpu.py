@@ -11,6 +11,7 @@ from factlab.train.rl.format import SEARCH_TOOL_SCHEMA
 from factlab.train.rl.grpo_cpu import (
     SearchEnvironment,
     component_reward,
+    curves_figure,
     grpo_config,
     load_rows,
     render_completion,
@@ -68,6 +69,41 @@ def test_two_grpo_steps_move_the_lora_weights(tiny_qwen, rl_data, service, tmp_p
     lora_b = {name: p for name, p in trainer.model.named_parameters() if "lora_B" in name}
     assert lora_b and any(float(p.abs().sum()) > 0 for p in lora_b.values()), "LoRA B started at zero and never moved"
     assert json.dumps(trainer.state.log_history)  # every logged value is plain JSON (what the tracker forwards)
+
+
+@pytest.mark.slow
+def test_an_interrupted_grpo_run_resumes_from_its_checkpoint(tiny_qwen, rl_data, service, tmp_path):
+    """Two steps with a checkpoint after each, then the same run asked for three: it resumes at step 2 with the
+    saved adapter and step log (the curve spans all three steps), and the kept "before" evaluation is not redone."""
+    from factlab.train.trainer_support import resumable_checkpoint
+
+    train = load_rows(rl_data["files"]["train"], limit=4)
+    test = load_rows(rl_data["files"]["test"], limit=1)
+    peft = {"enabled": True, "r": 4, "alpha": 8, "dropout": 0.0, "target_modules": ["q_proj", "v_proj"]}
+    rewards = [verl_reward(0.1, 0.1), lambda completions, **kw: [(len(str(c)) % 5) / 5 for c in completions]]
+
+    def config(steps):
+        return grpo_config(tmp_path / "trl", max_steps=steps, batch_size=1, num_generations=2,
+                           max_completion_length=12, max_tool_calls=1, learning_rate=5e-2, temperature=1.0,
+                           beta=0.0, bf16=False, seed=0, shuffle=False, reward_weights=[1.0, 1.0], save_every=1)
+
+    first, _, _ = train_grpo(tiny_qwen, train, None, service.url, 2, config(2), peft, rewards)
+    checkpoint = resumable_checkpoint(tmp_path / "trl", resume=True)
+    assert checkpoint and checkpoint.endswith("checkpoint-2")
+    saved = {n: p.detach().clone() for n, p in first.model.named_parameters() if "lora_B" in n}
+    before = tmp_path / "before.json"
+    before.write_text(json.dumps({"eval_reward": 0.125}))
+
+    resumed, after, kept = train_grpo(tiny_qwen, train, test, service.url, 2, config(3), peft, rewards,
+                                      eval_before=True, resume_from=checkpoint, before_file=before)
+    assert resumed.state.global_step == 3 and kept == {"eval_reward": 0.125} and "eval_reward" in after
+    logged = [(e["step"], e["reward"]) for e in resumed.state.log_history if "reward" in e and "loss" in e]
+    assert [step for step, _ in logged] == [1, 2, 3]
+    assert logged[:2] == [(e["step"], e["reward"]) for e in first.state.log_history if "reward" in e and "loss" in e]
+    moved = {n: p.detach() for n, p in resumed.model.named_parameters() if "lora_B" in n}
+    assert set(moved) == set(saved) and any(float(p.abs().sum()) > 0 for p in moved.values())
+    figure = curves_figure({"reward": [0.1, None, 0.3]}, 2, "t", before={"reward": 0.125}, after={"reward": 0.2})
+    assert len(figure.axes) == 1 and len(figure.axes[0].lines) == 4
 
 
 @pytest.mark.slow

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from factlab.atomic import write_json
 from factlab.train.job import TrainJob
 from factlab.train.rl.format import format_hits, searched
 from factlab.train.rl.retrieval import retrieve
@@ -129,12 +130,14 @@ def load_rows(path: str | Path, limit: int | None = None):
 
 def grpo_config(out_dir: Path, max_steps: int, batch_size: int, num_generations: int, max_completion_length: int,
                 max_tool_calls: int, learning_rate: float, temperature: float, beta: float, bf16: bool, seed: int,
-                shuffle: bool = True, reward_weights: Sequence[float] | None = None):
+                shuffle: bool = True, reward_weights: Sequence[float] | None = None, save_every: int = 0):
     """TRL's GRPOConfig for a CPU run: every step logged, no external reporting (the tracker callback logs).
 
     Args:
         shuffle: shuffle the train rows (False keeps a curriculum's order).
         reward_weights: per reward function (None = all 1); 0 logs a function without training on it.
+        save_every: a checkpoint (LoRA adapter, optimizer, RNG, the step log) in `out_dir` every this many steps,
+            the last two kept, so an interrupted run resumes (`train_grpo(resume_from=...)`); 0 = none.
     """
     from trl import GRPOConfig
 
@@ -143,17 +146,23 @@ def grpo_config(out_dir: Path, max_steps: int, batch_size: int, num_generations:
                       per_device_eval_batch_size=num_generations, num_generations=num_generations,
                       max_completion_length=max_completion_length, max_tool_calling_iterations=max_tool_calls,
                       learning_rate=learning_rate, temperature=temperature, beta=beta, bf16=bf16, use_cpu=True,
-                      logging_steps=1, save_strategy="no", report_to="none", seed=seed, dataloader_num_workers=0,
+                      logging_steps=1, save_strategy="steps" if save_every > 0 else "no",
+                      save_steps=max(1, save_every), save_total_limit=2, report_to="none", seed=seed,
+                      dataloader_num_workers=0,
                       gradient_checkpointing=False, shuffle_dataset=shuffle,
                       reward_weights=list(reward_weights) if reward_weights is not None else None)
 
 
 def train_grpo(model_path: str | Path, train_rows, test_rows, url: str, topk: int, config, peft: Mapping,
-               reward_funcs: Sequence[Callable], callbacks: Sequence = (), eval_before: bool = False):
+               reward_funcs: Sequence[Callable], callbacks: Sequence = (), eval_before: bool = False,
+               resume_from: str | None = None, before_file: Path | None = None):
     """Build TRL's GRPOTrainer on `model_path` (LoRA per `peft`) with the search environment, train, evaluate.
 
     Args:
         eval_before: evaluate the untrained policy on `test_rows` first (the "before" of before / after).
+        resume_from: a checkpoint of an interrupted run (`factlab.train.trainer_support.resumable_checkpoint`):
+            training continues from its step with its adapter, optimizer and step log.
+        before_file: where the "before" evaluation is kept, so a resumed run does not evaluate it again.
 
     Returns:
         (trainer, eval metrics on `test_rows` after training or {} when None, the same before training or {}).
@@ -173,8 +182,15 @@ def train_grpo(model_path: str | Path, train_rows, test_rows, url: str, topk: in
     trainer = GRPOTrainer(model=model, args=config, train_dataset=train_rows, processing_class=tokenizer,
                           reward_funcs=list(reward_funcs), peft_config=peft_config, callbacks=list(callbacks),
                           environment_factory=lambda: SearchEnvironment(url, topk))
-    before = trainer.evaluate(eval_dataset=test_rows) if test_rows is not None and eval_before else {}
-    trainer.train()
+    before = {}
+    if test_rows is not None and eval_before:
+        if before_file is not None and before_file.exists():
+            before = json.loads(before_file.read_text())
+        else:
+            before = trainer.evaluate(eval_dataset=test_rows)
+            if before_file is not None:
+                write_json(before_file, before)
+    trainer.train(resume_from_checkpoint=resume_from)
     metrics = trainer.evaluate(eval_dataset=test_rows) if test_rows is not None else {}
     return trainer, metrics, before
 
@@ -202,7 +218,8 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
                     max_steps: int, batch_size: int, num_generations: int, max_completion_length: int,
                     max_tool_calls: int, learning_rate: float, temperature: float, beta: float, peft: Mapping,
                     reward: Mapping, bf16: bool, business: str, curriculum: Mapping | None = None,
-                    eval_before: bool = False, warm_start: Mapping | None = None) -> dict:
+                    eval_before: bool = False, warm_start: Mapping | None = None, save_every: int = 0,
+                    curve_window: int = 10) -> dict:
     """Prepare the RL rows, serve retrieval, run GRPO steps with LoRA, report the test reward.
 
     Args:
@@ -210,6 +227,9 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
         eval_before: evaluate the untrained policy on the test rows too (`test_before/*`).
         warm_start: `steps` (0 = none), `learning_rate`, `batch_size`: LoRA SFT on tool-calling traces of the train
             rows first (factlab/train/rl/warm_start.py); GRPO then starts from the merged weights.
+        save_every: a GRPO checkpoint every this many steps; rerunning the same config resumes from the last one
+            written whole (`resume=true`), the "before" evaluation kept beside it; 0 = no checkpoints.
+        curve_window: the moving average of the per-step curves (`rl_curves.png`).
 
     Returns:
         `test/reward` (mean reward of the trained policy on the test rows, the headline), the per-step train rewards
@@ -218,7 +238,7 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
     """
     from factlab.train.rl.retrieval import RetrievalService
     from factlab.train.rl.setup import base_model_folder, job_retrievers, write_job_data
-    from factlab.train.trainer_support import TrackerCallback
+    from factlab.train.trainer_support import TrackerCallback, resumable_checkpoint
 
     manifest = write_job_data(job, multi_hop_only, max_rows)
     model_path = base_model_folder(base_model, base_lm)
@@ -239,7 +259,11 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
     test_rows = load_rows(test_file) if test_file else None
     config = grpo_config(job.work_dir / "trl", max_steps, batch_size, num_generations, max_completion_length,
                          max_tool_calls, learning_rate, temperature, beta, bf16, job.seed, shuffle=order == "none",
-                         reward_weights=[1.0, 0.0, 0.0])
+                         reward_weights=[1.0, 0.0, 0.0], save_every=save_every)
+    resume_from = resumable_checkpoint(job.work_dir / "trl", job.resume)
+    if resume_from:
+        logger.info("GRPO resumes from %s", resume_from)
+        job.tracker.log_params({"rl/resumed_from": Path(resume_from).name})
     job.tracker.log_params({"rl/corpus": manifest["corpus"], "rl/model_path": str(model_path),
                             **{f"rl/{split}_rows": n for split, n in manifest["rows"].items()}})
     with RetrievalService(retrievers, default_k=topk) as service:
@@ -248,7 +272,8 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
             model_path, train_rows, test_rows, service.url, topk, config, peft,
             [verl_reward(*weights), component_reward("verdict", "acc", *weights),
              component_reward("searched", "searched", *weights)],
-            [TrackerCallback(job.tracker)], eval_before=eval_before)
+            [TrackerCallback(job.tracker)], eval_before=eval_before, resume_from=resume_from,
+            before_file=job.work_dir / "test_before.json")
     steps = [entry for entry in trainer.state.log_history if "reward" in entry and "loss" in entry]
     curve = [entry["reward"] for entry in steps]
     test_reward = float(metrics.get("eval_reward", math.nan))
@@ -263,6 +288,58 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
     per_step = {name: [entry.get(f"rewards/{name}/mean") for entry in steps] for name in ("verdict", "searched")}
     job.tracker.log_dict({"train_reward_per_step": curve, **{f"train_{k}_per_step": v for k, v in per_step.items()},
                           "test": metrics, "test_before": before}, "grpo_rewards.json")
+    figure = curves_figure({"reward": curve, "verdict accuracy": per_step["verdict"],
+                            "search-call rate": per_step["searched"]}, curve_window,
+                           f"{name}: per GRPO step ({len(curve)} steps)", before={
+                               "reward": before.get("eval_reward"), "verdict accuracy":
+                               before.get("eval_rewards/verdict/mean"), "search-call rate":
+                               before.get("eval_rewards/searched/mean")}, after={
+                               "reward": metrics.get("eval_reward"), "verdict accuracy":
+                               metrics.get("eval_rewards/verdict/mean"), "search-call rate":
+                               metrics.get("eval_rewards/searched/mean")})
+    figure.savefig(job.work_dir / "rl_curves.png")
+    job.tracker.log_figure(figure, "plots/rl_curves.png")
     return {"recipe": name, "headline": test_reward, headline: test_reward, **summary, "train/reward_curve": curve,
             "train/verdict_curve": per_step["verdict"], "train/search_rate_curve": per_step["searched"],
             "model_uri": str(adapter_dir.resolve())}
+
+
+def moving_average(values: Sequence[float | None], window: int) -> list[float | None]:
+    """The trailing mean of the last `window` values seen (None values skipped; None until one is seen).
+
+    >>> moving_average([1.0, 0.0, None, 1.0], 2)
+    [1.0, 0.5, 0.5, 0.5]
+    """
+    out, seen = [], []
+    for value in values:
+        if value is not None:
+            seen.append(float(value))
+        tail = seen[-window:]
+        out.append(sum(tail) / len(tail) if tail else None)
+    return out
+
+
+def curves_figure(curves: Mapping[str, Sequence[float | None]], window: int, title: str,
+                  before: Mapping[str, float | None] | None = None, after: Mapping[str, float | None] | None = None):
+    """One panel per curve: the per-step values, their moving average, and the held-out value before and after
+    training as horizontal lines where known."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(4.2 * len(curves), 3.6), dpi=100)
+    panels = figure.subplots(1, len(curves), squeeze=False)[0]
+    for axes, (name, values) in zip(panels, curves.items(), strict=True):
+        steps = list(range(1, len(values) + 1))
+        axes.plot(steps, [v if v is not None else float("nan") for v in values], ".", alpha=0.4, label="per step")
+        smooth = moving_average(values, window)
+        axes.plot(steps, [v if v is not None else float("nan") for v in smooth], "-", label=f"mean of last {window}")
+        for label, held_out, style in (("held-out before", (before or {}).get(name), ":"),
+                                       ("held-out after", (after or {}).get(name), "--")):
+            if held_out is not None:
+                axes.axhline(float(held_out), linestyle=style, color="black", linewidth=1, label=label)
+        axes.set_title(name)
+        axes.set_xlabel("GRPO step")
+        axes.set_ylim(-0.05, 1.05)
+        axes.legend(fontsize=7)
+    figure.suptitle(title)
+    figure.tight_layout()
+    return figure
