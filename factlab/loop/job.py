@@ -59,7 +59,7 @@ def loop_dir(cfg: DictConfig) -> tuple[Path, dict]:
     from factlab.optimize.runs import config_hash, fingerprint
     from factlab.tracking.run import resolved_config
 
-    data = load_dataset(_composed("evaluate", [f"dataset={cfg.dataset}"], cfg).dataset)
+    data = load_dataset(_composed("evaluate", [f"dataset={cfg.data}"], cfg).dataset)
     print_ = fingerprint(resolved_config(cfg), ["tracking", "out_dir", "resume", "progress", "hydra"],
                          data.content_hash)
     return Path(cfg.out_dir) / f"{cfg.name}-{config_hash(print_)}", print_
@@ -95,7 +95,7 @@ def optimize_job(overrides: list[str], loop: DictConfig) -> dict[str, Any]:
 def evaluate_overrides(cfg: DictConfig, folder: Path, round_: int, programs: Mapping[str, str]) -> list[str]:
     """evaluate.py's overrides for round `round_` with the compiled `programs` so far."""
     ev = cfg.evaluate
-    out = [f"dataset={cfg.dataset}", f"split={ev.split}", f"seed={cfg.seed}", f"progress={cfg.progress}",
+    out = [f"dataset={cfg.data}", f"split={ev.split}", f"seed={cfg.seed}", f"progress={cfg.progress}",
            f"output_dir={(folder / f'round{round_}-evaluate').resolve()}", f"run_name={cfg.name}-round{round_}"]
     if ev.sample_cases is not None:
         out.append(f"sample_cases={int(ev.sample_cases)}")
@@ -107,7 +107,7 @@ def optimize_overrides(cfg: DictConfig, stage: str) -> list[str]:
     """optimize.py's overrides for `stage`: the dataset, the loop's sweep id, the common and per-stage overrides."""
     by_stage = cfg.optimize.by_stage
     specific = by_stage[stage] if stage in by_stage else by_stage.default
-    return [f"stage={stage}", f"dataset={cfg.dataset}", f"seed={cfg.seed}", f"sweep_id=loop-{cfg.name}",
+    return [f"stage={stage}", f"dataset={cfg.data}", f"seed={cfg.seed}", f"sweep_id=loop-{cfg.name}",
             *cfg.common, *cfg.optimize.overrides, *specific]
 
 
@@ -210,7 +210,7 @@ def _report(cfg: DictConfig, folder: Path, state: LoopState) -> dict[str, Any]:
     figure = rounds_figure(state.steps, f"loop {cfg.name}: wrong labels by blamed stage, per evaluation")
     figure.savefig(folder / "rounds.png")
     tracker = instantiate(cfg.tracking)
-    tags = {"kind": "loop", "dataset": str(cfg.dataset), "loop_dir": str(folder),
+    tags = {"kind": "loop", "dataset": str(cfg.data), "loop_dir": str(folder),
             "evaluations": ",".join(s["run_id"] or "" for s in state.steps if s["kind"] == "evaluate"),
             "optimized": ",".join(s["stage"] for s in state.steps if s["kind"] == "optimize")}
     with tracked_run(cfg, f"loop/{cfg.name}", run_name=cfg.name, tags=tags, run_id=state.data["mlflow_run_id"],

@@ -23,7 +23,7 @@ CASES = "[bundled-en-a-0036,bundled-en-a-0040]"  # 2 claims (one outdated) + an 
 def test_one_round_of_the_loop_on_the_local_student(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the optimize run dir and DSPy's cache land here, not in the checkout
     cfg = compose_config("loop", [
-        "name=smoke", "rounds=1", "dataset=bundled", "blame.method=first_failure", f"out_dir={tmp_path / 'loops'}",
+        "name=smoke", "rounds=1", "data=bundled", "blame.method=first_failure", f"out_dir={tmp_path / 'loops'}",
         "tracking=mlflow", f"tracking.tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}",
         f"tracking.artifact_root={tmp_path / 'artifacts'}", "progress=false", "bootstrap.samples=100",
         "evaluate.sample_cases=null"])
