@@ -37,6 +37,23 @@ def test_proposal_problem(text, problem):
     assert (found is None) if problem is None else (found is not None and found.startswith(problem)), found
 
 
+def test_the_shipped_markers_catch_what_the_15b_pasted_into_proposals():
+    """Seen with the local 1.5B reflector: its reasoning after the seed (checkworthy), and the reflective dataset
+    itself, examples, outputs and feedback, as the new instruction (vertical)."""
+    from omegaconf import OmegaConf
+
+    from factlab.config import CONF_DIR
+
+    guard = OmegaConf.load(CONF_DIR / "optimizer" / "gepa.yaml").instruction_proposer
+    limits = dict(min_chars=guard.min_chars, max_chars=guard.max_chars,
+                  max_unpunctuated_tail=guard.max_unpunctuated_tail, template_markers=list(guard.template_markers))
+    reasoning = CURRENT + "\n\n## Improved Instruction\nTo improve the instruction, we need to clarify the facts."
+    pasted = (CURRENT + "\n\nExample 6:\n## Inputs\n### claim\nThe film cost 600 million yuan.\n\n"
+              "## Generated Outputs\n### vertical\nfilm\n\n## Feedback\nCorrect vertical 'entertainment'.")
+    for text in (reasoning, pasted):
+        assert proposal_problem(text, CURRENT, **limits).startswith("echoes the reflection")
+
+
 def test_guard_drops_and_records_bad_proposals_and_keeps_good_ones():
     answers = {"a": "", "b": GOOD}
     guard = GuardedProposer(lambda candidate, reflective_dataset, components_to_update: answers, **LIMITS)
