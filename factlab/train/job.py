@@ -55,6 +55,7 @@ class FineTuneSettings:
     bf16: bool | str  # true | false | auto (on only where the CPU computes bf16 natively); resolved on creation
     max_rows: dict = field(default_factory=dict)
     max_train_seconds: float | None = None
+    min_steps: int = 0  # raise the epochs of a small train split to at least this many optimizer steps; 0 = off
     bf16_reason: str = ""  # why bf16 is on or off (logged with the run)
 
     def __post_init__(self) -> None:

@@ -5,6 +5,7 @@ checkpoint that was written whole."""
 from __future__ import annotations
 
 import logging
+import math
 import re
 import time
 from collections.abc import Mapping
@@ -69,12 +70,37 @@ class TimeBudget(TrainerCallback):
         return control
 
 
+def epochs_for(epochs: float, min_steps: int, max_steps: int, train_rows: int | None, rows_per_step: int) -> float:
+    """The epochs to train: `epochs`, raised so that at least `min_steps` optimizer steps run when the train split is
+    small (3 epochs of 273 rows at batch 32 are 27 steps, and the classifier collapsed to one class; 20 epochs, 180
+    steps, learnt: docs/train.md). `max_steps` > 0 decides alone, as in the Trainer.
+
+    >>> epochs_for(3, 150, -1, 273, 32)   # 9 steps an epoch
+    17.0
+    >>> epochs_for(3, 150, -1, 18000, 32), epochs_for(3, 150, 5, 273, 32), epochs_for(3, 0, -1, 273, 32)
+    (3, 3, 3)
+    """
+    if max_steps > 0 or min_steps <= 0 or not train_rows:
+        return epochs
+    per_epoch = math.ceil(train_rows / max(1, rows_per_step))
+    return max(epochs, float(math.ceil(min_steps / per_epoch)))
+
+
 def shared_training_args(settings, job, checkpoints: Path, has_val: bool, best_metric: str,
-                         greater_is_better: bool) -> dict:
-    """The TrainingArguments keywords every fine-tuning recipe sets the same way (from FineTuneSettings)."""
+                         greater_is_better: bool, train_rows: int | None = None) -> dict:
+    """The TrainingArguments keywords every fine-tuning recipe sets the same way (from FineTuneSettings).
+
+    Args:
+        train_rows: the train split's size; with `settings.min_steps` it raises the epochs of a small split.
+    """
+    rows_per_step = settings.batch_size * int(getattr(settings, "gradient_accumulation", 1) or 1)
+    epochs = epochs_for(settings.epochs, settings.min_steps, settings.max_steps, train_rows, rows_per_step)
+    if epochs != settings.epochs:
+        logger.info("%d train rows: %s epochs for at least %d steps (recipe.min_steps)", train_rows, epochs,
+                    settings.min_steps)
     return dict(
         output_dir=str(checkpoints), per_device_train_batch_size=settings.batch_size,
-        num_train_epochs=settings.epochs, max_steps=settings.max_steps, learning_rate=settings.learning_rate,
+        num_train_epochs=epochs, max_steps=settings.max_steps, learning_rate=settings.learning_rate,
         warmup_steps=settings.warmup_ratio, eval_strategy="steps" if has_val else "no",
         eval_steps=settings.eval_every, save_strategy="steps", save_steps=settings.eval_every, save_total_limit=2,
         load_best_model_at_end=has_val, metric_for_best_model=best_metric, greater_is_better=greater_is_better,

@@ -35,7 +35,8 @@ def trained(tmp_path_factory):
                        "MLFLOW_TRACKING_URI": store, "FACTLAB_CACHE": str(root / "cache")}.items():
         patch.setenv(key, value)
     # a few hundred rows: the test checks the loop, the logging and the registry, not the judge's quality
-    cfg = compose_config("train", ["recipe=distill_judge", "recipe.epochs=1", "recipe.eval_every=8",
+    cfg = compose_config("train", ["recipe=distill_judge", "recipe.epochs=1", "recipe.min_steps=0",
+                                   "recipe.eval_every=8",
                                    "recipe.max_rows.train=256", "recipe.max_rows.val=64", "recipe.max_rows.test=128",
                                    f"output_root={root / 'out'}", "threads=1"])
     result = train_entry_point().run(cfg)

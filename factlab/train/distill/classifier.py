@@ -138,7 +138,8 @@ def _fit(task: ClassifierTask, data: dict[str, LabelledSplit], job: TrainJob, se
 
     checkpoints = job.work_dir / "checkpoints"
     has_val = bool(val)
-    args = TrainingArguments(**shared_training_args(settings, job, checkpoints, has_val, "macro_f1", True),
+    args = TrainingArguments(**shared_training_args(settings, job, checkpoints, has_val, "macro_f1", True,
+                                                  train_rows=len(train)),
                              per_device_eval_batch_size=settings.eval_batch_size, weight_decay=settings.weight_decay,
                              train_sampling_strategy="group_by_length")
     trainer = Trainer(model=model, args=args, train_dataset=encode(train), eval_dataset=encode(val) or None,
