@@ -134,7 +134,17 @@ def test_train_py_runs_the_curriculum_warm_start_and_before_after(tmp_path, tiny
     client = mlflow.MlflowClient(tracking_uri=env["FACTLAB_MLFLOW_URI"])
     run = client.search_runs([client.get_experiment_by_name("train/grpo_search_cpu").experiment_id])[0]
     metrics, params = run.data.metrics, run.data.params
-    for name in ("test/reward", "test/verdict", "test/searched", "test_before/reward", "test_before/searched"):
+    for name in ("test/reward", "test/verdict", "test/searched", "test_before/reward", "test_before/searched",
+                 "test/verdict_low", "test/verdict_high", "test_gain/verdict", "test_gain/reward"):
         assert name in metrics, sorted(metrics)
+    held_out = json.loads(next(tmp_path.rglob("held_out.json")).read_text())
+    low, high = held_out["after"]["verdict"]["interval"]
+    assert low <= held_out["after"]["verdict"]["mean"] <= high
+    assert metrics["test/verdict"] == pytest.approx(held_out["after"]["verdict"]["mean"], abs=1e-6)
+    assert metrics["test_gain/verdict"] == pytest.approx(held_out["gain"]["verdict"]["mean"], abs=1e-6)
+    assert held_out["before"]["rows"] == held_out["after"]["rows"] == held_out["gain"]["rows"] == 1
+    assert held_out["after"]["rollouts"] == 2  # one test row x num_generations
+    rollouts = [json.loads(line) for line in next(tmp_path.rglob("rollouts_after.jsonl")).read_text().splitlines()]
+    assert len(rollouts) == 2 and {"case_id", "score", "acc", "searched"} <= set(rollouts[0])
     assert params["rl/curriculum"] == "one_search_first" and params["rl/warm_start_steps"] == "1"
     assert "warm_start/loss" in metrics

@@ -86,13 +86,95 @@ def render_completion(completion: str | Sequence[Mapping]) -> str:
     return "\n".join(part for part in parts if part)
 
 
-def verl_reward(format_weight: float, recall_weight: float, business: str = "default") -> Callable:
-    """`compute_score` as a TRL reward function over a batch (its name is what TRL logs: rewards/verl_reward)."""
-    return component_reward("verl_reward", "score", format_weight, recall_weight, business)
+class RolloutLog:
+    """Every rollout the reward scores, by phase (`before`, `train`, `after`): the row's case id and index, the
+    reward's parts and whether it searched. TRL's evaluation reports only means; these records give the held-out
+    numbers their intervals (resampling cases) and the after - before gain paired on the same rows.
+
+    >>> log = RolloutLog(); log.phase = "before"
+    >>> log.add({"case_id": "a", "index": 0}, {"score": 0.2, "acc": 0.0, "format": 0.5, "recall": -1.0}, False)
+    >>> log.phase = "after"
+    >>> log.add({"case_id": "a", "index": 0}, {"score": 1.0, "acc": 1.0, "format": 1.0, "recall": -1.0}, True)
+    >>> log.summary(200, 0)["after"]["verdict"]["mean"], log.summary(200, 0)["gain"]["verdict"]["mean"]
+    (1.0, 1.0)
+    """
+
+    PARTS = {"reward": "score", "verdict": "acc", "searched": "searched"}
+
+    def __init__(self) -> None:
+        self.phase = "train"
+        self.records: dict[str, list[dict]] = {}
+
+    def add(self, info: Mapping, parts: Mapping, did_search: bool) -> None:
+        """Record one scored rollout under the current phase."""
+        self.records.setdefault(self.phase, []).append(
+            {"case_id": str(info.get("case_id")), "index": info.get("index"), "lang": info.get("lang"),
+             **{k: float(v) for k, v in parts.items()}, "searched": float(did_search)})
+
+    def write(self, folder: Path, phase: str) -> None:
+        """`<folder>/rollouts_<phase>.jsonl` (atomically)."""
+        from factlab.atomic import write_text
+
+        write_text(folder / f"rollouts_{phase}.jsonl", "".join(
+            json.dumps(record, ensure_ascii=False) + "\n" for record in self.records.get(phase, [])))
+
+    def read(self, folder: Path, phase: str) -> None:
+        """Load a phase written by an earlier run (the kept "before" of a resumed run), if there."""
+        path = folder / f"rollouts_{phase}.jsonl"
+        if path.exists():
+            self.records[phase] = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+    def summary(self, samples: int = 2000, seed: int = 0, confidence: float = 0.95) -> dict:
+        """Per held-out phase: mean reward, verdict and search rate with percentile intervals resampling cases, the
+        rows and cases counted; `gain`: after - before per row (the mean of its rollouts), paired, grouped by case."""
+        from factlab.metrics import bootstrap_ci, paired_gain
+
+        out: dict = {}
+        per_row: dict[str, dict] = {}
+        for phase in ("before", "after"):
+            records = self.records.get(phase) or []
+            if not records:
+                continue
+            cases: dict[str, list[dict]] = {}
+            for record in records:
+                cases.setdefault(record["case_id"], []).append(record)
+            units = list(cases.values())
+
+            def means(picked, parts=self.PARTS):
+                flat = [r for unit in picked for r in unit]
+                return {name: sum(r[key] for r in flat) / len(flat) for name, key in parts.items()}
+
+            intervals = bootstrap_ci(units, means, list(self.PARTS), samples, seed, confidence)
+            point = means(units)
+            out[phase] = {name: {"mean": point[name], "interval": intervals.get(name)} for name in self.PARTS}
+            out[phase].update(rollouts=len(records), rows=len({(r["case_id"], r["index"]) for r in records}),
+                              cases=len(units))
+            rows: dict = {}
+            for record in records:
+                rows.setdefault((record["case_id"], record["index"]), []).append(record)
+            per_row[phase] = {key: {name: sum(r[part] for r in rs) / len(rs) for name, part in self.PARTS.items()}
+                              for key, rs in rows.items()}
+        if len(per_row) == 2:
+            shared = sorted(set(per_row["before"]) & set(per_row["after"]), key=str)
+            out["gain"] = {"rows": len(shared)}
+            for name in self.PARTS:
+                groups: dict[str, list] = {}
+                for key in shared:
+                    groups.setdefault(key[0], []).append((per_row["before"][key][name], per_row["after"][key][name]))
+                gain, interval = paired_gain(list(groups.values()), samples, seed, confidence)
+                out["gain"][name] = {"mean": gain, "interval": interval}
+        return out
+
+
+def verl_reward(format_weight: float, recall_weight: float, business: str = "default",
+                log: RolloutLog | None = None) -> Callable:
+    """`compute_score` as a TRL reward function over a batch (its name is what TRL logs: rewards/verl_reward);
+    every scored rollout goes to `log` when given."""
+    return component_reward("verl_reward", "score", format_weight, recall_weight, business, log=log)
 
 
 def component_reward(name: str, part: str, format_weight: float, recall_weight: float,
-                     business: str = "default") -> Callable:
+                     business: str = "default", log: RolloutLog | None = None) -> Callable:
     """One part of `compute_score` (`score`: the whole reward; `acc`: the verdict; `searched`: 1 when the rollout
     called the tool) as a TRL reward function named `name`. Given weight 0 in `reward_weights`, it trains nothing,
     and TRL logs its mean per step and at evaluation (`rewards/<name>/mean`): the accuracy and search-call curves.
@@ -109,8 +191,11 @@ def component_reward(name: str, part: str, format_weight: float, recall_weight: 
             if part == "searched":
                 out.append(1.0 if searched(text) else 0.0)
                 continue
-            out.append(float(compute_score(source, text, model["ground_truth"], info, format_weight=format_weight,
-                                           recall_weight=recall_weight, business=business)[part]))
+            parts = compute_score(source, text, model["ground_truth"], info, format_weight=format_weight,
+                                  recall_weight=recall_weight, business=business)
+            if log is not None:
+                log.add(info or {}, parts, searched(text))
+            out.append(float(parts[part]))
         return out
 
     reward.__name__ = name
@@ -155,7 +240,7 @@ def grpo_config(out_dir: Path, max_steps: int, batch_size: int, num_generations:
 
 def train_grpo(model_path: str | Path, train_rows, test_rows, url: str, topk: int, config, peft: Mapping,
                reward_funcs: Sequence[Callable], callbacks: Sequence = (), eval_before: bool = False,
-               resume_from: str | None = None, before_file: Path | None = None):
+               resume_from: str | None = None, before_file: Path | None = None, log: RolloutLog | None = None):
     """Build TRL's GRPOTrainer on `model_path` (LoRA per `peft`) with the search environment, train, evaluate.
 
     Args:
@@ -163,6 +248,8 @@ def train_grpo(model_path: str | Path, train_rows, test_rows, url: str, topk: in
         resume_from: a checkpoint of an interrupted run (`factlab.train.trainer_support.resumable_checkpoint`):
             training continues from its step with its adapter, optimizer and step log.
         before_file: where the "before" evaluation is kept, so a resumed run does not evaluate it again.
+        log: the RolloutLog the reward functions write to: its phase is set here (`before`, `train`, `after`), and
+            with `before_file` each held-out phase's rollouts are kept beside it (`rollouts_<phase>.jsonl`).
 
     Returns:
         (trainer, eval metrics on `test_rows` after training or {} when None, the same before training or {}).
@@ -182,16 +269,28 @@ def train_grpo(model_path: str | Path, train_rows, test_rows, url: str, topk: in
     trainer = GRPOTrainer(model=model, args=config, train_dataset=train_rows, processing_class=tokenizer,
                           reward_funcs=list(reward_funcs), peft_config=peft_config, callbacks=list(callbacks),
                           environment_factory=lambda: SearchEnvironment(url, topk))
+    log = log if log is not None else RolloutLog()
+    folder = before_file.parent if before_file is not None else None
     before = {}
     if test_rows is not None and eval_before:
         if before_file is not None and before_file.exists():
             before = json.loads(before_file.read_text())
+            log.read(folder, "before")
         else:
+            log.phase = "before"
             before = trainer.evaluate(eval_dataset=test_rows)
             if before_file is not None:
+                log.write(folder, "before")
                 write_json(before_file, before)
+    log.phase = "train"
     trainer.train(resume_from_checkpoint=resume_from)
-    metrics = trainer.evaluate(eval_dataset=test_rows) if test_rows is not None else {}
+    metrics = {}
+    if test_rows is not None:
+        log.phase = "after"
+        metrics = trainer.evaluate(eval_dataset=test_rows)
+        if folder is not None:
+            log.write(folder, "after")
+    log.phase = "train"
     return trainer, metrics, before
 
 
@@ -266,14 +365,18 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
         job.tracker.log_params({"rl/resumed_from": Path(resume_from).name})
     job.tracker.log_params({"rl/corpus": manifest["corpus"], "rl/model_path": str(model_path),
                             **{f"rl/{split}_rows": n for split, n in manifest["rows"].items()}})
+    log = RolloutLog()
     with RetrievalService(retrievers, default_k=topk) as service:
         weights = (reward["format_weight"], reward["recall_weight"], business)
         trainer, metrics, before = train_grpo(
             model_path, train_rows, test_rows, service.url, topk, config, peft,
-            [verl_reward(*weights), component_reward("verdict", "acc", *weights),
+            [verl_reward(*weights, log=log), component_reward("verdict", "acc", *weights),
              component_reward("searched", "searched", *weights)],
             [TrackerCallback(job.tracker)], eval_before=eval_before, resume_from=resume_from,
-            before_file=job.work_dir / "test_before.json")
+            before_file=job.work_dir / "test_before.json", log=log)
+    held_out = log.summary(seed=job.seed)
+    write_json(job.work_dir / "held_out.json", held_out)
+    logger.info("held-out rollouts:\n%s", held_out_table(held_out))
     steps = [entry for entry in trainer.state.log_history if "reward" in entry and "loss" in entry]
     curve = [entry["reward"] for entry in steps]
     test_reward = float(metrics.get("eval_reward", math.nan))
@@ -284,10 +387,17 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
                      ("searched", "eval_rewards/searched/mean")) if key in before})
     adapter_dir = job.work_dir / "model"
     trainer.save_model(str(adapter_dir))
+    for phase, prefix in (("after", "test"), ("before", "test_before"), ("gain", "test_gain")):
+        for name in RolloutLog.PARTS:
+            interval = (held_out.get(phase) or {}).get(name, {}).get("interval")
+            if interval:
+                summary[f"{prefix}/{name}_low"], summary[f"{prefix}/{name}_high"] = interval
+            if phase == "gain" and name in held_out.get(phase, {}):
+                summary[f"{prefix}/{name}"] = held_out[phase][name]["mean"]
     job.tracker.log_metrics({headline: test_reward, **summary})
     per_step = {name: [entry.get(f"rewards/{name}/mean") for entry in steps] for name in ("verdict", "searched")}
     job.tracker.log_dict({"train_reward_per_step": curve, **{f"train_{k}_per_step": v for k, v in per_step.items()},
-                          "test": metrics, "test_before": before}, "grpo_rewards.json")
+                          "test": metrics, "test_before": before, "held_out": held_out}, "grpo_rewards.json")
     figure = curves_figure({"reward": curve, "verdict accuracy": per_step["verdict"],
                             "search-call rate": per_step["searched"]}, curve_window,
                            f"{name}: per GRPO step ({len(curve)} steps)", before={
@@ -302,6 +412,34 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
     return {"recipe": name, "headline": test_reward, headline: test_reward, **summary, "train/reward_curve": curve,
             "train/verdict_curve": per_step["verdict"], "train/search_rate_curve": per_step["searched"],
             "model_uri": str(adapter_dir.resolve())}
+
+
+def held_out_table(held_out: Mapping) -> str:
+    """The before / after / gain summary of `RolloutLog.summary` as a markdown table (the job's log, docs/rl.md).
+
+    >>> print(held_out_table({"after": {"reward": {"mean": 0.5, "interval": (0.25, 0.75)}, "rows": 2, "cases": 1,
+    ...                                 "rollouts": 8}}))
+    | held out | rows (cases) | rollouts | reward | verdict | searched |
+    |---|---|---|---|---|---|
+    | after | 2 (1) | 8 | 0.500 [0.250, 0.750] | - | - |
+    """
+    def cell(value: Mapping | None, sign: str) -> str:
+        if not value:
+            return "-"
+        low_high = value.get("interval")
+        text = f"{value['mean']:{sign}.3f}"
+        return f"{text} [{low_high[0]:{sign}.3f}, {low_high[1]:{sign}.3f}]" if low_high else text
+
+    lines = ["| held out | rows (cases) | rollouts | reward | verdict | searched |", "|---|---|---|---|---|---|"]
+    for phase in ("before", "after", "gain"):
+        entry = held_out.get(phase)
+        if not entry:
+            continue
+        size = f"{entry['rows']} ({entry['cases']})" if phase != "gain" else f"{entry['rows']} paired"
+        lines.append(f"| {phase} | {size} | {entry.get('rollouts', '-')} | "
+                     + " | ".join(cell(entry.get(name), "+" if phase == "gain" else "") for name in RolloutLog.PARTS)
+                     + " |")
+    return "\n".join(lines)
 
 
 def moving_average(values: Sequence[float | None], window: int) -> list[float | None]:
