@@ -130,6 +130,7 @@ def test_train_py_runs_the_curriculum_warm_start_and_before_after(tmp_path, tiny
          f"hydra.run.dir={tmp_path}/hydra"], cwd=repo, env=env, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "curriculum one_search_first" in (tmp_path / "hydra" / "train.log").read_text()
+    assert "grpo_search_cpu: test/reward=" in result.stdout + result.stderr  # the recipe's name, not a metric's
     assert list(tmp_path.rglob("warm_start/merged/COMPLETE"))
     client = mlflow.MlflowClient(tracking_uri=env["FACTLAB_MLFLOW_URI"])
     run = client.search_runs([client.get_experiment_by_name("train/grpo_search_cpu").experiment_id])[0]

@@ -388,12 +388,12 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
     adapter_dir = job.work_dir / "model"
     trainer.save_model(str(adapter_dir))
     for phase, prefix in (("after", "test"), ("before", "test_before"), ("gain", "test_gain")):
-        for name in RolloutLog.PARTS:
-            interval = (held_out.get(phase) or {}).get(name, {}).get("interval")
+        for part in RolloutLog.PARTS:  # not `name`: that is the recipe's name, used below
+            interval = (held_out.get(phase) or {}).get(part, {}).get("interval")
             if interval:
-                summary[f"{prefix}/{name}_low"], summary[f"{prefix}/{name}_high"] = interval
-            if phase == "gain" and name in held_out.get(phase, {}):
-                summary[f"{prefix}/{name}"] = held_out[phase][name]["mean"]
+                summary[f"{prefix}/{part}_low"], summary[f"{prefix}/{part}_high"] = interval
+            if phase == "gain" and part in held_out.get(phase, {}):
+                summary[f"{prefix}/{part}"] = held_out[phase][part]["mean"]
     job.tracker.log_metrics({headline: test_reward, **summary})
     per_step = {name: [entry.get(f"rewards/{name}/mean") for entry in steps] for name in ("verdict", "searched")}
     job.tracker.log_dict({"train_reward_per_step": curve, **{f"train_{k}_per_step": v for k, v in per_step.items()},
