@@ -124,6 +124,10 @@ class RolloutLog:
         if path.exists():
             self.records[phase] = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
+    @classmethod
+    def _means(cls, records: Sequence[Mapping]) -> dict[str, float]:
+        return {name: sum(r[key] for r in records) / len(records) for name, key in cls.PARTS.items()}
+
     def summary(self, samples: int = 2000, seed: int = 0, confidence: float = 0.95) -> dict:
         """Per held-out phase: mean reward, verdict and search rate with percentile intervals resampling cases, the
         rows and cases counted; `gain`: after - before per row (the mean of its rollouts), paired, grouped by case."""
@@ -136,24 +140,17 @@ class RolloutLog:
             if not records:
                 continue
             cases: dict[str, list[dict]] = {}
+            rows: dict[tuple, list[dict]] = {}
             for record in records:
                 cases.setdefault(record["case_id"], []).append(record)
-            units = list(cases.values())
-
-            def means(picked, parts=self.PARTS):
-                flat = [r for unit in picked for r in unit]
-                return {name: sum(r[key] for r in flat) / len(flat) for name, key in parts.items()}
-
-            intervals = bootstrap_ci(units, means, list(self.PARTS), samples, seed, confidence)
-            point = means(units)
-            out[phase] = {name: {"mean": point[name], "interval": intervals.get(name)} for name in self.PARTS}
-            out[phase].update(rollouts=len(records), rows=len({(r["case_id"], r["index"]) for r in records}),
-                              cases=len(units))
-            rows: dict = {}
-            for record in records:
                 rows.setdefault((record["case_id"], record["index"]), []).append(record)
-            per_row[phase] = {key: {name: sum(r[part] for r in rs) / len(rs) for name, part in self.PARTS.items()}
-                              for key, rs in rows.items()}
+            units = list(cases.values())
+            intervals = bootstrap_ci(units, lambda picked: self._means([r for unit in picked for r in unit]),
+                                     list(self.PARTS), samples, seed, confidence)
+            point = self._means(records)
+            out[phase] = {name: {"mean": point[name], "interval": intervals.get(name)} for name in self.PARTS}
+            out[phase].update(rollouts=len(records), rows=len(rows), cases=len(units))
+            per_row[phase] = {key: self._means(group) for key, group in rows.items()}
         if len(per_row) == 2:
             shared = sorted(set(per_row["before"]) & set(per_row["after"]), key=str)
             out["gain"] = {"rows": len(shared)}
@@ -290,7 +287,6 @@ def train_grpo(model_path: str | Path, train_rows, test_rows, url: str, topk: in
         metrics = trainer.evaluate(eval_dataset=test_rows)
         if folder is not None:
             log.write(folder, "after")
-    log.phase = "train"
     return trainer, metrics, before
 
 
