@@ -142,15 +142,48 @@ def resumable_checkpoint(checkpoints: Path, resume: bool) -> str | None:
     return None
 
 
+def checkpoint_step(checkpoint: str | Path) -> int:
+    """The optimizer steps a checkpoint holds (`global_step` of its trainer_state.json).
+
+    >>> import json, tempfile; folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "trainer_state.json").write_text(json.dumps({"global_step": 4}))
+    >>> checkpoint_step(folder)
+    4
+    """
+    import json
+
+    return int(json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"])
+
+
+def train_from(trainer, resume_from: str | None) -> bool:
+    """`trainer.train(resume_from_checkpoint=resume_from)`, except from a checkpoint that already reached the run's
+    `max_steps`: the Trainer's resume loop trains one step before it checks `max_steps`, so a finished run
+    interrupted after its last checkpoint (during its test evaluation, say) would train a step past it on rerun.
+    Then the checkpoint's state (steps, step log, best checkpoint) and weights are loaded (the best checkpoint's
+    with `load_best_model_at_end`, as the Trainer ends a run). Returns whether it trained."""
+    from transformers import TrainerState
+
+    max_steps = trainer.args.max_steps
+    if resume_from and max_steps > 0 and checkpoint_step(resume_from) >= max_steps:
+        logger.info("%s already holds %d steps (max_steps %d): its weights are loaded, no step is trained",
+                    resume_from, checkpoint_step(resume_from), max_steps)
+        trainer.state = TrainerState.load_from_json(str(Path(resume_from) / "trainer_state.json"))
+        best = trainer.state.best_model_checkpoint if trainer.args.load_best_model_at_end else None
+        trainer._load_from_checkpoint(best if best and Path(best).is_dir() else resume_from)
+        return False
+    trainer.train(resume_from_checkpoint=resume_from)
+    return True
+
+
 def train_resumably(trainer, checkpoints: Path, job, settings) -> tuple[object, str | None, float]:
-    """Train from the last whole checkpoint (when resuming), then merge LoRA adapters into the weights.
+    """Train from the last whole checkpoint (when resuming; `train_from`), then merge LoRA adapters into the weights.
 
     Returns:
         (the trained model, merged when LoRA was on; the checkpoint it resumed from or None; training seconds).
     """
     last = resumable_checkpoint(checkpoints, job.resume)
     start = time.perf_counter()
-    trainer.train(resume_from_checkpoint=last)
+    train_from(trainer, last)
     seconds = time.perf_counter() - start
     trained = trainer.model.merge_and_unload() if settings.peft["enabled"] else trainer.model
     return trained, last, seconds

@@ -70,6 +70,18 @@ def test_interrupted_fit_resumes_from_its_last_checkpoint(tiny_bert, make_job):
     assert result["train/steps"] == 4
 
 
+def test_a_fit_interrupted_after_its_last_step_is_not_trained_further(tiny_bert, make_job):
+    """The Trainer's resume loop trains one step before it checks max_steps: rerunning a run that died after its
+    final checkpoint (during the test evaluation, say) must load that checkpoint, not train step max_steps + 1."""
+    job = make_job("resume-done")
+    first = run_recipe(recipe_cfg("distill_judge", tiny_bert, "recipe.max_steps=2", "recipe.eval_every=1"), job)
+    (job.work_dir / "model" / "COMPLETE").unlink()
+    again = run_recipe(recipe_cfg("distill_judge", tiny_bert, "recipe.max_steps=2", "recipe.eval_every=1"), job)
+    meta = json.loads((job.work_dir / "model" / "factlab_classifier.json").read_text())
+    assert meta["resumed_from"].endswith("checkpoint-2") and meta["steps"] == 2 and again["train/steps"] == 2
+    assert again["test/macro_f1"] == first["test/macro_f1"]
+
+
 @pytest.mark.parametrize(("recipe", "stage", "field"), [("distill_checkworthy", "checkworthy", "checkworthy"),
                                                          ("distill_vertical", "vertical", "vertical")])
 def test_other_classifier_recipes_answer_as_their_stage(tiny_bert, make_job, recipe, stage, field):

@@ -243,7 +243,8 @@ def train_grpo(model_path: str | Path, train_rows, test_rows, url: str, topk: in
     Args:
         eval_before: evaluate the untrained policy on `test_rows` first (the "before" of before / after).
         resume_from: a checkpoint of an interrupted run (`factlab.train.trainer_support.resumable_checkpoint`):
-            training continues from its step with its adapter, optimizer and step log.
+            training continues from its step with its adapter, optimizer and step log (`train_from`: a checkpoint
+            already at `max_steps` is loaded, not trained further).
         before_file: where the "before" evaluation is kept, so a resumed run does not evaluate it again.
         log: the RolloutLog the reward functions write to: its phase is set here (`before`, `train`, `after`), and
             with `before_file` each held-out phase's rollouts are kept beside it (`rollouts_<phase>.jsonl`).
@@ -254,6 +255,8 @@ def train_grpo(model_path: str | Path, train_rows, test_rows, url: str, topk: in
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOTrainer
+
+    from factlab.train.trainer_support import train_from
 
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.bfloat16 if config.bf16 else torch.float32)
@@ -280,7 +283,7 @@ def train_grpo(model_path: str | Path, train_rows, test_rows, url: str, topk: in
                 log.write(folder, "before")
                 write_json(before_file, before)
     log.phase = "train"
-    trainer.train(resume_from_checkpoint=resume_from)
+    train_from(trainer, resume_from)
     metrics = {}
     if test_rows is not None:
         log.phase = "after"
