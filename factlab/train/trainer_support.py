@@ -142,19 +142,6 @@ def resumable_checkpoint(checkpoints: Path, resume: bool) -> str | None:
     return None
 
 
-def checkpoint_step(checkpoint: str | Path) -> int:
-    """The optimizer steps a checkpoint holds (`global_step` of its trainer_state.json).
-
-    >>> import json, tempfile; folder = Path(tempfile.mkdtemp())
-    >>> _ = (folder / "trainer_state.json").write_text(json.dumps({"global_step": 4}))
-    >>> checkpoint_step(folder)
-    4
-    """
-    import json
-
-    return int(json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"])
-
-
 def train_from(trainer, resume_from: str | None) -> bool:
     """`trainer.train(resume_from_checkpoint=resume_from)`, except from a checkpoint that already reached the run's
     `max_steps`: the Trainer's resume loop trains one step before it checks `max_steps`, so a finished run
@@ -164,11 +151,12 @@ def train_from(trainer, resume_from: str | None) -> bool:
     from transformers import TrainerState
 
     max_steps = trainer.args.max_steps
-    if resume_from and max_steps > 0 and checkpoint_step(resume_from) >= max_steps:
+    state = TrainerState.load_from_json(str(Path(resume_from) / _CHECKPOINT_FILES[0])) if resume_from else None
+    if state is not None and 0 < max_steps <= state.global_step:
         logger.info("%s already holds %d steps (max_steps %d): its weights are loaded, no step is trained",
-                    resume_from, checkpoint_step(resume_from), max_steps)
-        trainer.state = TrainerState.load_from_json(str(Path(resume_from) / "trainer_state.json"))
-        best = trainer.state.best_model_checkpoint if trainer.args.load_best_model_at_end else None
+                    resume_from, state.global_step, max_steps)
+        trainer.state = state
+        best = state.best_model_checkpoint if trainer.args.load_best_model_at_end else None
         trainer._load_from_checkpoint(best if best and Path(best).is_dir() else resume_from)
         return False
     trainer.train(resume_from_checkpoint=resume_from)

@@ -76,6 +76,8 @@ def test_an_interrupted_grpo_run_resumes_from_its_checkpoint(tiny_qwen, rl_data,
     """Two steps with a checkpoint after each, then the same run asked for three: it resumes at step 2 with the
     saved adapter and step log (the curve spans all three steps), and the kept "before" evaluation is not redone;
     asked for the two it has, it loads checkpoint-2 and trains nothing."""
+    import torch
+
     from factlab.train.trainer_support import resumable_checkpoint
 
     train = load_rows(rl_data["files"]["train"], limit=4)
@@ -92,8 +94,6 @@ def test_an_interrupted_grpo_run_resumes_from_its_checkpoint(tiny_qwen, rl_data,
     checkpoint = resumable_checkpoint(tmp_path / "trl", resume=True)
     assert checkpoint and checkpoint.endswith("checkpoint-2")
     saved = {n: p.detach().clone() for n, p in first.model.named_parameters() if "lora_B" in n}
-    import torch
-
     done, _, _ = train_grpo(tiny_qwen, train, None, service.url, 2, config(2), peft, rewards, resume_from=checkpoint)
     assert done.state.global_step == 2, "a run already at max_steps trains no further step on resume"
     assert all(torch.equal(p.detach(), saved[n]) for n, p in done.model.named_parameters() if n in saved)
