@@ -1,5 +1,6 @@
-"""llama.cpp's OpenAI-compatible server (`python -m llama_cpp.server`) with one setting of ours: whether ggml's CPU
-backend may put weights in its extra buffer types (AMX tiles, repacked blocks).
+"""llama.cpp's OpenAI-compatible server (`python -m llama_cpp.server`) with two settings of ours: whether ggml's CPU
+backend may put weights in its extra buffer types (AMX tiles, repacked blocks), and a prompt-prefix cache that keeps
+only the KV state.
 
 Why: on a VM whose CPU advertises AMX (Intel Xeon, `amx_tile` in /proc/cpuinfo), the llama-cpp-python 0.3.36 wheel
 built here with native flags dies at its first generation with a general protection fault at `ldtilecfg` in
@@ -7,7 +8,18 @@ built here with native flags dies at its first generation with a general protect
 the extra buffers ggml never enters its AMX matmul. `auto` turns them off where the CPU advertises AMX and keeps them
 (and their AVX2 repacking) everywhere else.
 
-    python -m factlab.models.llama_server --extra_buffers auto --model m.gguf --port 8080   # the rest: llama_cpp.server
+Prompt cache (`--prompt_cache_mb N`, 0 = off): the server answers one request at a time and reuses the KV of the
+previous request's common token prefix only. The pipeline interleaves stages (4 claims in flight: vertical, queries,
+judge...), so nearly every request re-reads its stage's whole prompt (instructions, field descriptions, demos) at
+prompt-eval speed, which on a 2-core CPU is ~25 tokens/s for the 0.5B: a 300-token judge prompt costs ~12 s before
+its first output token. llama_cpp's RAM cache keeps the state after every request and restores the one sharing the
+longest prefix, but its `save_state` also copies the logits buffer (n_batch x n_vocab floats: 311 MB for Qwen2.5's
+151,936-token vocabulary) that the capacity does not count and that nothing reads when logits_all is off (sampling
+happens in llama.cpp's sampler). `keep_kv_only` drops that copy, so N MB holds N MB of KV states.
+
+
+    python -m factlab.models.llama_server --extra_buffers auto --prompt_cache_mb 1024 --model m.gguf --port 8080
+    # the rest of the arguments go to llama_cpp.server
 """
 
 from __future__ import annotations
@@ -60,10 +72,49 @@ def disable_extra_buffers() -> None:
     lib.llama_model_default_params = plain_params  # llama_cpp.Llama reads it through the module at load time
 
 
+def keep_kv_only() -> None:
+    """Make `Llama.save_state` / `load_state` skip the logits buffer of models without logits_all (what the RAM prompt
+    cache stores per request), so a cached state is the KV cache and token ids only."""
+    import numpy as np
+    from llama_cpp import llama as llama_mod
+
+    Llama = llama_mod.Llama
+    if getattr(Llama.save_state, "__kv_only__", False):
+        return
+    save, load = Llama.save_state, Llama.load_state
+
+    def save_state(self):
+        if self._logits_all:
+            return save(self)
+        scores, self.scores = self.scores, np.empty((0, self._n_vocab), dtype=np.single)
+        try:  # `_scores` (a view of `scores`) is what save_state copies; an empty one costs nothing
+            return save(self)
+        finally:
+            self.scores = scores
+
+    def load_state(self, state):
+        if self._logits_all or len(state.scores):
+            return load(self, state)
+        scores, self.scores = self.scores, np.empty((0, self._n_vocab), dtype=np.single)
+        try:
+            return load(self, state)
+        finally:
+            self.scores = scores
+
+    save_state.__kv_only__ = True
+    Llama.save_state, Llama.load_state = save_state, load_state
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--extra_buffers", choices=MODES, default="auto")
+    parser.add_argument("--prompt_cache_mb", type=int, default=0)
     ours, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    if ours.prompt_cache_mb < 0:
+        parser.error(f"--prompt_cache_mb {ours.prompt_cache_mb}: expected >= 0 (0 = off)")
+    if ours.prompt_cache_mb:
+        keep_kv_only()
+        rest = [*rest, "--cache", "true", "--cache_type", "ram", "--cache_size", str(ours.prompt_cache_mb << 20)]
     flags = cpu_flags()
     if not use_extra_buffers(ours.extra_buffers, flags):
         disable_extra_buffers()

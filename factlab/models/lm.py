@@ -114,12 +114,12 @@ def local_lm(name: str, alias: str, packages: list[str], filename: str, sha256: 
              adapter: dspy.Adapter, n_ctx: int = 4096, n_threads: int | None = None, port: int | None = None,
              temperature: float = 0.0, max_tokens: int = 512, cache: bool = True, timeout_s: float = 120.0,
              num_retries: int = 1, start_timeout_s: float = 180.0, reuse_running: bool = False,
-             extra_buffers: str = "auto") -> LMHandle:
+             extra_buffers: str = "auto", prompt_cache_mb: int = 0) -> LMHandle:
     """A packaged GGUF model: assemble its chunk packages (sha256-checked), serve it, talk OpenAI to it."""
     prepare_offline_env()
     path = assemble(list(packages), filename, sha256)
     server = ensure_server(path, alias, n_ctx=n_ctx, n_threads=n_threads, port=port, start_timeout_s=start_timeout_s,
-                           reuse_running=reuse_running, extra_buffers=extra_buffers)
+                           reuse_running=reuse_running, extra_buffers=extra_buffers, prompt_cache_mb=prompt_cache_mb)
     lm = _lm(f"{LOCAL_ROUTE}/{alias}", server.api_base, "local", temperature, max_tokens, cache, timeout_s, num_retries)
     return LMHandle(name, lm, adapter, {"backend": "local", "model": alias, "file": str(path), "port": server.port},
                     LMBreaker(server.api_base))

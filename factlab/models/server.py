@@ -93,7 +93,7 @@ def _alive(pid: int) -> bool:
 def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threads: int | None = None,
                   port: int | None = None, start_timeout_s: float = 180.0,
                   state_dir: str | Path | None = None, reuse_running: bool = True,
-                  extra_buffers: str = "auto") -> LocalServer:
+                  extra_buffers: str = "auto", prompt_cache_mb: int = 0) -> LocalServer:
     """Return a healthy server for `model_path`, reusing a running one or starting a new one.
 
     Args:
@@ -109,6 +109,8 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
         extra_buffers: `auto` | `on` | `off`: may ggml put weights in its extra CPU buffers (AMX, repacked)?
             `auto` = not where the CPU advertises AMX, whose ggml matmul crashes there
             (`factlab.models.llama_server`).
+        prompt_cache_mb: MB of KV states of earlier requests the server keeps, to restore the one sharing the
+            longest prompt prefix (0 = only the previous request's; `factlab.models.llama_server`).
 
     Raises:
         ServerStartError: the model file is missing, the process died, or health did not come in time.
@@ -132,15 +134,16 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
                 _RUNNING[alias] = server
                 return server
         server = _start(model_path, alias, n_ctx, n_threads or os.cpu_count() or 1, port or free_port(),
-                        start_timeout_s, state / f"{alias}.log", extra_buffers)
+                        start_timeout_s, state / f"{alias}.log", extra_buffers, prompt_cache_mb)
         write_json(registry, {"model_path": str(model_path), "port": server.port, "pid": server.pid})
     _RUNNING[alias] = server
     return server
 
 
 def _start(model_path: Path, alias: str, n_ctx: int, n_threads: int, port: int, timeout_s: float,
-           log_path: Path, extra_buffers: str = "auto") -> LocalServer:
+           log_path: Path, extra_buffers: str = "auto", prompt_cache_mb: int = 0) -> LocalServer:
     cmd = [sys.executable, "-m", "factlab.models.llama_server", "--extra_buffers", extra_buffers,
+           "--prompt_cache_mb", str(int(prompt_cache_mb)),
            "--model", str(model_path), "--model_alias", alias,
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads)]
     log = log_path.open("ab")

@@ -46,3 +46,57 @@ def test_main_passes_the_rest_to_llama_cpps_server(monkeypatch, mode, flags, pla
     llama_server.main(["--extra_buffers", mode, "--model", "m.gguf", "--port", "8080"])
     assert seen["argv"] == ["--model", "m.gguf", "--port", "8080"]
     assert seen.get("plain", False) is plain
+
+
+@pytest.mark.parametrize(("mb", "cache_args"), [(0, []), (512, ["--cache", "true", "--cache_type", "ram",
+                                                               "--cache_size", str(512 << 20)])])
+def test_the_prompt_cache_reaches_llama_cpps_server_settings(monkeypatch, mb, cache_args):
+    import llama_cpp.server.__main__ as server_main
+
+    seen = {}
+    monkeypatch.setattr(llama_server, "keep_kv_only", lambda: seen.setdefault("kv_only", True))
+    monkeypatch.setattr(server_main, "main", lambda: seen.setdefault("argv", list(sys.argv[1:])))
+    monkeypatch.setattr(sys, "argv", ["llama_server"])
+    llama_server.main(["--prompt_cache_mb", str(mb), "--model", "m.gguf"])
+    assert seen["argv"] == ["--model", "m.gguf", *cache_args]
+    assert seen.get("kv_only", False) is bool(mb)
+
+
+def test_a_negative_prompt_cache_size_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        llama_server.main(["--prompt_cache_mb", "-1", "--model", "m.gguf"])
+    assert "--prompt_cache_mb -1" in capsys.readouterr().err
+
+
+def test_kv_only_states_skip_the_logits_buffer_and_restore_it(monkeypatch):
+    """save_state copies `_scores` (n_batch x n_vocab floats: 311 MB for Qwen2.5); the patch hands it an empty buffer
+    and gives the model its own back, and load_state of such a state leaves the model's buffer as it was."""
+    import numpy as np
+
+    llama_mod = pytest.importorskip("llama_cpp.llama")
+    seen = {}
+
+    def save(self):
+        seen["saved_rows"] = self._scores.shape[0]
+        return llama_mod.LlamaState(input_ids=self.input_ids[:self.n_tokens].copy(), scores=self._scores.copy(),
+                                    n_tokens=self.n_tokens, llama_state=b"kv", llama_state_size=2, seed=0)
+
+    def load(self, state):
+        self.scores[: state.n_tokens, :] = state.scores.copy()  # llama_cpp's first line: fails on a shape mismatch
+        seen["loaded"] = state.llama_state
+
+    monkeypatch.setattr(llama_mod.Llama, "save_state", save)
+    monkeypatch.setattr(llama_mod.Llama, "load_state", load)
+    llama_server.keep_kv_only()
+    llama_server.keep_kv_only()  # twice is once
+    assert llama_mod.Llama.save_state.__kv_only__ is True
+
+    model = llama_mod.Llama.__new__(llama_mod.Llama)  # no model file: only the attributes the two methods read
+    model._logits_all, model._n_vocab, model.n_tokens = False, 8, 3
+    model.input_ids = np.arange(6, dtype=np.intc)
+    buffer = model.scores = np.ones((4, 8), dtype=np.single)
+    state = model.save_state()
+    assert seen["saved_rows"] == 0 and state.scores.shape == (0, 8) and list(state.input_ids) == [0, 1, 2]
+    assert model.scores is buffer
+    model.load_state(state)
+    assert seen["loaded"] == b"kv" and model.scores is buffer and float(buffer.sum()) == 32.0

@@ -1,0 +1,74 @@
+"""The llama.cpp server's prompt-prefix cache (factlab/models/llama_server.py) on the real professional pipeline:
+evaluate.py on the same cases under each setting, every LM call real (a fresh DSPy cache per run), one run at a
+time, a fresh server per run, wall seconds and what the runs produced side by side (printed table).
+
+    python benchmarks/llama_server.py                          # claims_bench test, first 2 cases, both settings
+    python benchmarks/llama_server.py --cases 3 --settings "as it comes" "prompt cache" "as it comes"
+
+Settings: llama_cpp as it comes (prompt_cache_mb=0) and the KV-only prompt cache (512 MB, the default in
+conf/lm/local_*.yaml); a setting named twice runs twice (run-to-run noise here is ~10%). The cache changes where a
+prompt's KV comes from, not what is computed, so the labels should agree item for item (floating-point sums over
+differently split prompt batches may, rarely, flip a token: the table counts the agreeing labels). The prompt tokens
+the server evaluated (not those sent) are in its log. Outputs stay in outputs/benchmarks/llama_server/<setting>/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "outputs" / "benchmarks" / "llama_server"
+SETTINGS = {"as it comes": 0, "prompt cache": 512}
+
+
+def run(name: str, mb: int, args, index: int) -> dict:
+    out = OUT / f"{index}_{name.replace(' ', '_')}"
+    shutil.rmtree(out, ignore_errors=True)  # every call real: no DSPy cache from an earlier run
+    cmd = [sys.executable, "evaluate.py", f"dataset={args.dataset}", f"split={args.split}", f"max_cases={args.cases}",
+           "judge_given_gold=false", "attribution.counterfactual.stages=[]", "tracking=off",
+           f"lm@student={args.lm}", f"student.prompt_cache_mb={mb}", f"lm_cache_dir={out / 'dspy'}",
+           f"output_dir={out}", f"hydra.run.dir={out}"]
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=ROOT, check=True)
+    wall = time.perf_counter() - start
+    summary = json.loads((out / "summary.json").read_text())
+    items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines() if line.strip()]
+    usage = [c for c in summary["costs"].get("pipeline", {}).values() if isinstance(c, dict)]  # per stage
+    return {"name": name, "wall": wall, "calls": sum(int(c.get("calls", 0)) for c in usage),
+            "prompt": sum(int(c.get("prompt_tokens", 0)) for c in usage),
+            "completion": sum(int(c.get("completion_tokens", 0)) for c in usage), "items": items,
+            "accuracy": summary["metrics"].get(f"{args.split}/label/accuracy")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dataset", default="claims_bench")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--cases", type=int, default=2)
+    parser.add_argument("--lm", default="local_qwen05")
+    parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
+    args = parser.parse_args()
+    rows = [run(name, SETTINGS[name], args, i) for i, name in enumerate(args.settings)]
+    base = rows[0]
+    print(f"\n{args.dataset} {args.split}, first {args.cases} cases, {args.lm}, professional checker, "
+          "every call real\n")
+    print("| server | wall s | LM calls | prompt / completion tokens | s per call | speed-up | label accuracy "
+          "| labels as the first row |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        pairs = list(zip(base["items"], r["items"], strict=False))
+        same = sum(a.get("pred_label") == b.get("pred_label") for a, b in pairs)
+        per_call = r["wall"] / r["calls"] if r["calls"] else float("nan")
+        accuracy = "-" if r["accuracy"] is None else f"{r['accuracy']:.3f}"
+        print(f"| {r['name']} | {r['wall']:.0f} | {r['calls']} | {r['prompt']} / {r['completion']} | {per_call:.1f} "
+              f"| {base['wall'] / r['wall']:.2f}x | {accuracy} | {same} of {len(pairs)} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""The KV-only prompt cache of the llama.cpp server (factlab/models/llama_server.py) on the real 0.5B, against
+llama_cpp as it comes: interleaved prompts that share prefixes (as the pipeline's stages do) give the same greedy
+completions, token for token, free-form and JSON-constrained, and the cached states hold no logits buffer. Marked
+`llm` (run in CI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+pytestmark = pytest.mark.llm
+
+JUDGE = "You judge whether the evidence supports the claim. Answer support, contradict or insufficient, then why."
+QUERY = "You rewrite the claim into one short web search query. Keep its names, numbers and dates."
+PROMPTS = [(JUDGE, "Claim: Penicillin was found in 1938. Evidence: Fleming found penicillin in 1928."),
+           (QUERY, "Claim: China's GDP grew 5.2% in 2023."),
+           (JUDGE, "Claim: 青霉素于1928年被发现。 Evidence: 弗莱明于1928年发现了青霉素。"),
+           (QUERY, "Claim: The Eiffel Tower was completed in 1889.")]
+
+
+SCHEMA = {"type": "object", "required": ["reasoning", "relation"],
+          "properties": {"reasoning": {"type": "string"},
+                         "relation": {"type": "string", "enum": ["support", "contradict", "insufficient"]}}}
+
+
+def _completions(model, max_tokens: int = 16, schema: dict | None = None) -> list[str]:
+    fmt = {"type": "json_object", "schema": schema} if schema else None
+    return [model.create_chat_completion(messages=[{"role": "system", "content": system},
+                                                   {"role": "user", "content": user}], response_format=fmt,
+                                         temperature=0.0, max_tokens=max_tokens,
+                                         repeat_penalty=1.1)["choices"][0]["message"]["content"]
+            for system, user in PROMPTS]
+
+
+def _model_path() -> Path:
+    from factlab.models.assemble import assemble
+
+    conf = OmegaConf.load(Path(__file__).resolve().parents[2] / "conf" / "lm" / "local_qwen05.yaml")
+    return assemble(list(conf.packages), conf.filename, conf.sha256)
+
+
+def test_the_kv_only_prompt_cache_changes_no_completion(monkeypatch):
+    llama_mod = pytest.importorskip("llama_cpp.llama")
+    from llama_cpp.llama_cache import LlamaRAMCache
+
+    from factlab.models import llama_server
+
+    path = _model_path()
+    monkeypatch.setattr(llama_mod.Llama, "save_state", llama_mod.Llama.save_state)  # undone after the test
+    monkeypatch.setattr(llama_mod.Llama, "load_state", llama_mod.Llama.load_state)
+
+    plain = llama_mod.Llama(model_path=str(path), n_ctx=1024, verbose=False)
+    expected = _completions(plain) + _completions(plain, max_tokens=32, schema=SCHEMA)
+    del plain
+
+    llama_server.keep_kv_only()
+    cached = llama_mod.Llama(model_path=str(path), n_ctx=1024, verbose=False)
+    cache = LlamaRAMCache(capacity_bytes=64 << 20)
+    cached.set_cache(cache)
+    assert _completions(cached) + _completions(cached, max_tokens=32, schema=SCHEMA) == expected
+    states = list(cache.cache_state.values())
+    assert len(states) == 2 * len(PROMPTS)  # one state per request, none evicted at 64 MB
+    assert all(s.scores.shape[0] == 0 and s.llama_state_size < 16 << 20 for s in states)
+
