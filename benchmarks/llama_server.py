@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,16 @@ OUT = ROOT / "outputs" / "benchmarks" / "llama_server"
 SETTINGS = {"as it comes": 0, "prompt cache": 512}
 
 
+def server_timings(log: str) -> dict[str, float]:
+    """llama.cpp's own per-request timings in a stretch of the server log, summed: requests, prompt tokens evaluated
+    (those a cached prefix spared are not) and their seconds, tokens decoded and their seconds."""
+    prompt = re.findall(r"prompt eval time =\s+([\d.]+) ms /\s+(\d+) tokens", log)
+    decode = re.findall(r"\n\S*\s*eval time =\s+([\d.]+) ms /\s+(\d+) runs", log)
+    return {"requests": len(prompt), "prompt_tokens": sum(int(n) for _, n in prompt),
+            "prompt_s": sum(float(ms) for ms, _ in prompt) / 1000, "decode_tokens": sum(int(n) for _, n in decode),
+            "decode_s": sum(float(ms) for ms, _ in decode) / 1000}
+
+
 def run(name: str, mb: int, args, index: int) -> dict:
     out = OUT / f"{index}_{name.replace(' ', '_')}"
     shutil.rmtree(out, ignore_errors=True)  # every call real: no DSPy cache from an earlier run
@@ -34,16 +45,25 @@ def run(name: str, mb: int, args, index: int) -> dict:
            "judge_given_gold=false", "attribution.counterfactual.stages=[]", "tracking=off",
            f"lm@student={args.lm}", f"student.prompt_cache_mb={mb}", f"lm_cache_dir={out / 'dspy'}",
            f"output_dir={out}", f"hydra.run.dir={out}"]
+    from factlab.config import compose_config
+    from factlab.runtime import cache_root
+
+    alias = compose_config("evaluate", [f"lm@student={args.lm}"]).student.alias
+    log = cache_root() / "servers" / f"{alias}.log"  # factlab.models.server appends each server's log here
+    offset = log.stat().st_size if log.exists() else 0
     start = time.perf_counter()
     subprocess.run(cmd, cwd=ROOT, check=True)
     wall = time.perf_counter() - start
+    with log.open("rb") as handle:
+        handle.seek(offset)
+        server = server_timings(handle.read().decode(errors="replace"))
     summary = json.loads((out / "summary.json").read_text())
     items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines() if line.strip()]
     usage = [c for c in summary["costs"].get("pipeline", {}).values() if isinstance(c, dict)]  # per stage
     return {"name": name, "wall": wall, "calls": sum(int(c.get("calls", 0)) for c in usage),
             "prompt": sum(int(c.get("prompt_tokens", 0)) for c in usage),
             "completion": sum(int(c.get("completion_tokens", 0)) for c in usage), "items": items,
-            "accuracy": summary["metrics"].get(f"{args.split}/label/accuracy")}
+            "accuracy": summary["metrics"].get(f"{args.split}/label/accuracy"), "server": server}
 
 
 def main() -> None:
@@ -58,15 +78,16 @@ def main() -> None:
     base = rows[0]
     print(f"\n{args.dataset} {args.split}, first {args.cases} cases, {args.lm}, professional checker, "
           "every call real\n")
-    print("| server | wall s | LM calls | prompt / completion tokens | s per call | speed-up | label accuracy "
-          "| labels as the first row |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| server | wall s | LM calls | prompt / completion tokens sent | prompt tokens evaluated (s) "
+          "| tokens decoded (s) | speed-up | label accuracy | labels as the first row |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         pairs = list(zip(base["items"], r["items"], strict=False))
         same = sum(a.get("pred_label") == b.get("pred_label") for a, b in pairs)
-        per_call = r["wall"] / r["calls"] if r["calls"] else float("nan")
         accuracy = "-" if r["accuracy"] is None else f"{r['accuracy']:.3f}"
-        print(f"| {r['name']} | {r['wall']:.0f} | {r['calls']} | {r['prompt']} / {r['completion']} | {per_call:.1f} "
+        srv = r["server"]
+        print(f"| {r['name']} | {r['wall']:.0f} | {r['calls']} | {r['prompt']} / {r['completion']} "
+              f"| {srv['prompt_tokens']} ({srv['prompt_s']:.0f}) | {srv['decode_tokens']} ({srv['decode_s']:.0f}) "
               f"| {base['wall'] / r['wall']:.2f}x | {accuracy} | {same} of {len(pairs)} |")
 
 
