@@ -10,12 +10,12 @@ the extra buffers ggml never enters its AMX matmul. `auto` turns them off where 
 
 Prompt cache (`--prompt_cache_mb N`, 0 = off): the server answers one request at a time and reuses the KV of the
 previous request's common token prefix only. The pipeline interleaves stages (4 claims in flight: vertical, queries,
-judge...), so nearly every request re-reads its stage's whole prompt (instructions, field descriptions, demos)
-at prompt-eval speed, which on a 2-core CPU is 39-57 tokens/s for the 0.5B: a 500-token judge prompt costs 9-13 s
+judge...), so nearly every request re-reads its stage's whole prompt (instructions, field descriptions, demos) at
+prompt-eval speed, which on a 2-core CPU is 39-57 tokens/s for the 0.5B: a 500-token judge prompt costs 9-13 s
 before its first output token. llama_cpp's RAM cache keeps the state after every request and restores the one
-sharing the longest prefix, but its `save_state` also copies the logits buffer (n_batch x n_vocab floats: 311 MB for Qwen2.5's
-151,936-token vocabulary) that the capacity does not count and that nothing reads when logits_all is off (sampling
-happens in llama.cpp's sampler). `keep_kv_only` drops that copy, so N MB holds N MB of KV states.
+sharing the longest prefix, but its `save_state` also copies the logits buffer (n_batch x n_vocab floats: 311 MB for
+Qwen2.5's 151,936-token vocabulary) that the capacity does not count and that nothing reads when logits_all is off
+(sampling happens in llama.cpp's sampler). `keep_kv_only` drops that copy, so N MB holds N MB of KV states.
 
     python -m factlab.models.llama_server --extra_buffers auto --prompt_cache_mb 1024 --model m.gguf --port 8080
     # the rest of the arguments go to llama_cpp.server
