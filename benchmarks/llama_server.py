@@ -38,18 +38,13 @@ def server_timings(log: str) -> dict[str, float]:
             "decode_s": sum(float(ms) for ms, _ in decode) / 1000}
 
 
-def run(name: str, mb: int, args, index: int) -> dict:
+def run(name: str, mb: int, args, index: int, log: Path) -> dict:
     out = OUT / f"{index}_{name.replace(' ', '_')}"
     shutil.rmtree(out, ignore_errors=True)  # every call real: no DSPy cache from an earlier run
     cmd = [sys.executable, "evaluate.py", f"dataset={args.dataset}", f"split={args.split}", f"max_cases={args.cases}",
            "judge_given_gold=false", "attribution.counterfactual.stages=[]", "tracking=off",
            f"lm@student={args.lm}", f"student.prompt_cache_mb={mb}", f"lm_cache_dir={out / 'dspy'}",
            f"output_dir={out}", f"hydra.run.dir={out}"]
-    from factlab.config import compose_config
-    from factlab.runtime import cache_root
-
-    alias = compose_config("evaluate", [f"lm@student={args.lm}"]).student.alias
-    log = cache_root() / "servers" / f"{alias}.log"  # factlab.models.server appends each server's log here
     offset = log.stat().st_size if log.exists() else 0
     start = time.perf_counter()
     subprocess.run(cmd, cwd=ROOT, check=True)
@@ -74,7 +69,12 @@ def main() -> None:
     parser.add_argument("--lm", default="local_qwen05")
     parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
     args = parser.parse_args()
-    rows = [run(name, SETTINGS[name], args, i) for i, name in enumerate(args.settings)]
+    from factlab.config import compose_config
+    from factlab.runtime import cache_root
+
+    alias = compose_config("evaluate", [f"lm@student={args.lm}"]).student.alias
+    log = cache_root() / "servers" / f"{alias}.log"  # factlab.models.server appends each server's log here
+    rows = [run(name, SETTINGS[name], args, i, log) for i, name in enumerate(args.settings)]
     base = rows[0]
     print(f"\n{args.dataset} {args.split}, first {args.cases} cases, {args.lm}, professional checker, "
           "every call real\n")

@@ -74,6 +74,8 @@ def disable_extra_buffers() -> None:
 def keep_kv_only() -> None:
     """Make `Llama.save_state` / `load_state` skip the logits buffer of models without logits_all (what the RAM prompt
     cache stores per request), so a cached state is the KV cache and token ids only."""
+    from contextlib import contextmanager
+
     import numpy as np
     from llama_cpp import llama as llama_mod
 
@@ -82,23 +84,25 @@ def keep_kv_only() -> None:
         return
     save, load = Llama.save_state, Llama.load_state
 
+    @contextmanager
+    def no_scores(model):  # `_scores`, a view of `scores`, is what save_state copies and load_state fills
+        scores, model.scores = model.scores, np.empty((0, model._n_vocab), dtype=np.single)
+        try:
+            yield
+        finally:
+            model.scores = scores
+
     def save_state(self):
         if self._logits_all:
             return save(self)
-        scores, self.scores = self.scores, np.empty((0, self._n_vocab), dtype=np.single)
-        try:  # `_scores` (a view of `scores`) is what save_state copies; an empty one costs nothing
+        with no_scores(self):
             return save(self)
-        finally:
-            self.scores = scores
 
     def load_state(self, state):
         if self._logits_all or len(state.scores):
             return load(self, state)
-        scores, self.scores = self.scores, np.empty((0, self._n_vocab), dtype=np.single)
-        try:
+        with no_scores(self):
             return load(self, state)
-        finally:
-            self.scores = scores
 
     save_state.__kv_only__ = True
     Llama.save_state, Llama.load_state = save_state, load_state

@@ -18,8 +18,6 @@ PROMPTS = [(JUDGE, "Claim: Penicillin was found in 1938. Evidence: Fleming found
            (QUERY, "Claim: China's GDP grew 5.2% in 2023."),
            (JUDGE, "Claim: 青霉素于1928年被发现。 Evidence: 弗莱明于1928年发现了青霉素。"),
            (QUERY, "Claim: The Eiffel Tower was completed in 1889.")]
-
-
 SCHEMA = {"type": "object", "required": ["reasoning", "relation"],
           "properties": {"reasoning": {"type": "string"},
                          "relation": {"type": "string", "enum": ["support", "contradict", "insufficient"]}}}
@@ -63,4 +61,3 @@ def test_the_kv_only_prompt_cache_changes_no_completion(monkeypatch):
     states = list(cache.cache_state.values())
     assert len(states) == 2 * len(PROMPTS)  # one state per request, none evicted at 64 MB
     assert all(s.scores.shape[0] == 0 and s.llama_state_size < 16 << 20 for s in states)
-
