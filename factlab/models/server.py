@@ -1,7 +1,8 @@
 """Run a GGUF model behind llama.cpp's OpenAI-compatible server on 127.0.0.1 (the vLLM code path, locally).
 
-One server per model file; a running one (ours or another process's) is reused. A server this process
-started is stopped when the process exits.
+One server per model file; a running one (ours or another process's) is reused when it was started with the same
+settings (context size, extra buffers, prompt cache). A server this process started is stopped when the process
+exits.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -35,6 +36,7 @@ class LocalServer:
     port: int
     pid: int
     owned: bool  # started by this process, so stopped at exit
+    settings: dict = field(default_factory=dict)  # what it was started with (server_settings); reused only on a match
 
     @property
     def api_base(self) -> str:
@@ -90,6 +92,12 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def server_settings(n_ctx: int, extra_buffers: str, prompt_cache_mb: int) -> dict:
+    """The start settings a reused server must share: the context size (a smaller one fails long prompts), the
+    extra-buffer mode (`auto` avoids a crash on AMX CPUs) and the prompt cache's size (memory, speed)."""
+    return {"n_ctx": int(n_ctx), "extra_buffers": str(extra_buffers), "prompt_cache_mb": int(prompt_cache_mb)}
+
+
 def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threads: int | None = None,
                   port: int | None = None, start_timeout_s: float = 180.0,
                   state_dir: str | Path | None = None, reuse_running: bool = True,
@@ -104,8 +112,9 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
         port: fixed port; default a free one.
         start_timeout_s: how long to wait for health before giving up.
         state_dir: where the registry of running servers and their logs live.
-        reuse_running: reuse a server another live process started for the same file. It saves a start and
-            CPU, but that server stops when its owner exits, even mid-run of this process.
+        reuse_running: reuse a server another live process started for the same file with the same settings
+            (`server_settings`). It saves a start and CPU, but that server stops when its owner exits, even mid-run
+            of this process. A server started with other settings is not reused: a second one starts.
         extra_buffers: `auto` | `on` | `off`: may ggml put weights in its extra CPU buffers (AMX, repacked)?
             `auto` = not where the CPU advertises AMX, whose ggml matmul crashes there
             (`factlab.models.llama_server`).
@@ -117,8 +126,11 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
     """
     model_path = Path(model_path)
     use_extra_buffers(extra_buffers, ())  # a bad mode fails here, not in the server's log
-    if alias in _RUNNING and _alive(_RUNNING[alias].pid) and _listening(_RUNNING[alias].port):
-        return _RUNNING[alias]
+    settings = server_settings(n_ctx, extra_buffers, prompt_cache_mb)
+    mine = _RUNNING.get(alias)
+    if (mine is not None and mine.settings == settings and mine.model_path == model_path and _alive(mine.pid)
+            and _listening(mine.port)):
+        return mine  # other settings: a second server (the first may still serve an LM of this process)
     if not model_path.exists():
         raise ServerStartError(f"model file {model_path} does not exist (alias {alias!r})")
     state = Path(state_dir or cache_root() / "servers")
@@ -129,13 +141,16 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
             info = read_json(registry, {}, "llama.cpp server record")
             # A busy llama.cpp server can hold /v1/models for a whole generation: a listening port of the
             # recorded live process is enough to reuse it (a second server would only halve both).
-            if info.get("model_path") == str(model_path) and _alive(info["pid"]) and _listening(info["port"]):
-                server = LocalServer(model_path, alias, info["port"], info["pid"], owned=False)
+            if (info.get("model_path") == str(model_path) and info.get("settings") == settings
+                    and _alive(info["pid"]) and _listening(info["port"])):
+                server = LocalServer(model_path, alias, info["port"], info["pid"], owned=False, settings=settings)
                 _RUNNING[alias] = server
                 return server
         server = _start(model_path, alias, n_ctx, n_threads or os.cpu_count() or 1, port or free_port(),
                         start_timeout_s, state / f"{alias}.log", extra_buffers, prompt_cache_mb)
-        write_json(registry, {"model_path": str(model_path), "port": server.port, "pid": server.pid})
+        server.settings = settings
+        write_json(registry, {"model_path": str(model_path), "port": server.port, "pid": server.pid,
+                              "settings": settings})
     _RUNNING[alias] = server
     return server
 
@@ -190,4 +205,5 @@ def stop_server(server: LocalServer) -> None:
         os.waitpid(server.pid, os.WNOHANG)
     except (OSError, ChildProcessError):
         pass
-    _RUNNING.pop(server.alias, None)
+    if _RUNNING.get(server.alias) is server:
+        del _RUNNING[server.alias]

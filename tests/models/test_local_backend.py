@@ -71,21 +71,68 @@ def test_server_that_dies_names_model_and_port(tmp_path):
     assert str(bogus) in str(err.value) and "38517" in str(err.value)
 
 
-def test_running_server_of_same_model_is_reused(tmp_path):
-    import json
-    import os
+def _listener():
     import socket
 
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    return listener
+
+
+def test_running_server_of_same_model_is_reused(tmp_path, monkeypatch):
+    import json
+    import os
+
+    from factlab.models import server as server_mod
+
+    monkeypatch.setattr(server_mod, "_RUNNING", {})
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen()
+    with _listener() as listener:
         port = listener.getsockname()[1]
-        (tmp_path / "reuse-alias.json").write_text(json.dumps({"model_path": str(model), "port": port,
-                                                                "pid": os.getpid()}))
+        (tmp_path / "reuse-alias.json").write_text(json.dumps({
+            "model_path": str(model), "port": port, "pid": os.getpid(),
+            "settings": server_mod.server_settings(4096, "auto", 0)}))
         server = ensure_server(model, "reuse-alias", state_dir=tmp_path)
     assert server.port == port and server.owned is False
+
+
+def test_a_server_started_with_other_settings_is_not_reused(tmp_path, monkeypatch):
+    """A live server of the same file but another context size / prompt cache (or a record from before settings
+    were recorded) is left alone: a second one starts, is recorded, and this process reuses it afterwards."""
+    import json
+    import os
+
+    from factlab.models import server as server_mod
+
+    monkeypatch.setattr(server_mod, "_RUNNING", {})
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    started = []
+    with _listener() as old, _listener() as new:
+
+        def fake_start(model_path, alias, n_ctx, n_threads, port, timeout_s, log_path, extra_buffers, cache_mb):
+            started.append((n_ctx, extra_buffers, cache_mb))
+            return server_mod.LocalServer(model_path, alias, new.getsockname()[1], os.getpid(), owned=False)
+
+        monkeypatch.setattr(server_mod, "_start", fake_start)
+        record = tmp_path / "alias.json"
+        for old_settings in (None, server_mod.server_settings(2048, "auto", 0),
+                             server_mod.server_settings(4096, "auto", 0)):
+            server_mod._RUNNING.clear()
+            row = {"model_path": str(model), "port": old.getsockname()[1], "pid": os.getpid()}
+            record.write_text(json.dumps(row if old_settings is None else {**row, "settings": old_settings}))
+            server = ensure_server(model, "alias", n_ctx=4096, prompt_cache_mb=512, state_dir=tmp_path)
+            assert server.port == new.getsockname()[1]
+        assert started == [(4096, "auto", 512)] * 3
+        assert json.loads(record.read_text())["settings"] == server_mod.server_settings(4096, "auto", 512)
+        # the same settings again in this process: the one it started, no new start
+        assert ensure_server(model, "alias", n_ctx=4096, prompt_cache_mb=512, state_dir=tmp_path) is server
+        assert len(started) == 3
+        # other settings in this process: another start
+        ensure_server(model, "alias", n_ctx=8192, prompt_cache_mb=512, state_dir=tmp_path)
+        assert started[-1] == (8192, "auto", 512)
 
 
 class _RecordingOpenAI:
