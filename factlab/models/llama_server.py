@@ -17,6 +17,13 @@ sharing the longest prefix, but its `save_state` also copies the logits buffer (
 Qwen2.5's 151,936-token vocabulary) that the capacity does not count and that nothing reads when logits_all is off
 (sampling happens in llama.cpp's sampler). `keep_kv_only` drops that copy, so N MB holds N MB of KV states.
 
+logits_all: llama_cpp's server defaults to `logits_all=True`, which keeps (and makes llama.cpp compute) the logits of
+every prompt token, not only the last: ~0.6 MB a token for Qwen2.5, and with the cache on each saved state carries
+them (a 500-token prompt: ~300 MB that the capacity does not count). Until 2026-12-04 this wrapper left that default,
+so `keep_kv_only` never applied in the server and a 512 MB cache grew past 23 GB in a 40-case evaluation (killed by
+the kernel's OOM killer). Nothing in factlab asks for logprobs, so the server runs with `--logits_all false` unless
+told otherwise, and refuses `--logits_all true` with the cache.
+
     python -m factlab.models.llama_server --extra_buffers auto --prompt_cache_mb 1024 --model m.gguf --port 8080
     # the rest of the arguments go to llama_cpp.server
 """
@@ -112,10 +119,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--extra_buffers", choices=MODES, default="auto")
     parser.add_argument("--prompt_cache_mb", type=int, default=0)
+    parser.add_argument("--logits_all", choices=("true", "false"), default="false")
     ours, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     if ours.prompt_cache_mb < 0:
         parser.error(f"--prompt_cache_mb {ours.prompt_cache_mb}: expected >= 0 (0 = off)")
+    rest = [*rest, "--logits_all", ours.logits_all]
     if ours.prompt_cache_mb:
+        if ours.logits_all == "true":
+            parser.error("--logits_all true with --prompt_cache_mb: every cached state would keep its prompt's logits "
+                         "(~0.6 MB a token for Qwen2.5), which the cache's capacity does not count")
         keep_kv_only()
         rest = [*rest, "--cache", "true", "--cache_type", "ram", "--cache_size", str(ours.prompt_cache_mb << 20)]
     flags = cpu_flags()

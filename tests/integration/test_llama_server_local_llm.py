@@ -61,3 +61,38 @@ def test_the_kv_only_prompt_cache_changes_no_completion(monkeypatch):
     states = list(cache.cache_state.values())
     assert len(states) == 2 * len(PROMPTS)  # one state per request, none evicted at 64 MB
     assert all(s.scores.shape[0] == 0 and s.llama_state_size < 16 << 20 for s in states)
+
+
+def _rss_anon_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError(f"no RssAnon in /proc/{pid}/status")
+
+
+def test_the_servers_prompt_cache_holds_kv_states_only(tmp_path):
+    """The server factlab starts (llama_cpp's defaults: logits_all=True) with the cache on: each request's saved
+    state must not carry its prompt's logits (~0.6 MB a token for Qwen2.5). Until 2026-12-04 it did, and a 512 MB
+    cache grew past 23 GB in a 40-case evaluation. Four ~200-token prompts: with logits the server's anonymous memory
+    grows by ~0.5 GB, without by a few MB."""
+    import httpx
+
+    from factlab.models.server import ensure_server, stop_server
+
+    server = ensure_server(_model_path(), "kv-only-check", n_ctx=1024, state_dir=tmp_path, reuse_running=False,
+                           prompt_cache_mb=64)
+    try:
+        def ask(i: int) -> None:
+            filler = " ".join(f"item{i}-{j}" for j in range(60))  # ~200 tokens, a different prefix each time
+            httpx.post(f"{server.api_base}/chat/completions", timeout=300, json={
+                "model": "kv-only-check", "max_tokens": 2, "temperature": 0.0,
+                "messages": [{"role": "user", "content": f"{i}. Repeat the first word: {filler}"}]}).raise_for_status()
+
+        ask(0)  # warm: buffers allocated, model pages touched
+        before = _rss_anon_mb(server.pid)
+        for i in range(1, 5):
+            ask(i)
+        grown = _rss_anon_mb(server.pid) - before
+    finally:
+        stop_server(server)
+    assert grown < 100, f"the server's anonymous memory grew {grown:.0f} MB over 4 cached requests"

@@ -33,33 +33,49 @@ def test_plain_buffers_reach_llama_cpps_model_params(monkeypatch):
     assert others and all(getattr(patched, name) == getattr(default, name) for name in others)
 
 
+def _serve(monkeypatch, argv: list[str]):
+    """Run llama_server.main(argv) through llama_cpp's own server main up to the app: returns the ModelSettings
+    llama_cpp parsed from the arguments it got."""
+    import llama_cpp.server.__main__ as server_main
+
+    seen = {}
+    monkeypatch.setattr(server_main, "create_app", lambda server_settings, model_settings: seen.update(
+        model=model_settings[0]))
+    monkeypatch.setattr(server_main.uvicorn, "run", lambda *a, **k: None)
+    monkeypatch.setattr(sys, "argv", ["llama_server"])
+    llama_server.main(argv)
+    return seen["model"]
+
+
 @pytest.mark.parametrize(("mode", "flags", "plain"), [("auto", {"avx2"}, False), ("auto", {"amx_tile"}, True),
                                                       ("off", {"avx2"}, True), ("on", {"amx_tile"}, False)])
 def test_main_passes_the_rest_to_llama_cpps_server(monkeypatch, mode, flags, plain):
-    import llama_cpp.server.__main__ as server_main
-
     seen = {}
     monkeypatch.setattr(llama_server, "cpu_flags", lambda *_: set(flags))
     monkeypatch.setattr(llama_server, "disable_extra_buffers", lambda: seen.setdefault("plain", True))
-    monkeypatch.setattr(server_main, "main", lambda: seen.setdefault("argv", list(sys.argv[1:])))
-    monkeypatch.setattr(sys, "argv", ["llama_server"])
-    llama_server.main(["--extra_buffers", mode, "--model", "m.gguf", "--port", "8080"])
-    assert seen["argv"] == ["--model", "m.gguf", "--port", "8080"]
+    model = _serve(monkeypatch, ["--extra_buffers", mode, "--model", "m.gguf", "--n_ctx", "1024"])
+    assert (model.model, model.n_ctx) == ("m.gguf", 1024)
     assert seen.get("plain", False) is plain
 
 
-@pytest.mark.parametrize(("mb", "cache_args"), [(0, []), (512, ["--cache", "true", "--cache_type", "ram",
-                                                               "--cache_size", str(512 << 20)])])
-def test_the_prompt_cache_reaches_llama_cpps_server_settings(monkeypatch, mb, cache_args):
-    import llama_cpp.server.__main__ as server_main
-
+@pytest.mark.parametrize("mb", [0, 512])
+def test_the_prompt_cache_reaches_llama_cpps_server_settings(monkeypatch, mb):
     seen = {}
     monkeypatch.setattr(llama_server, "keep_kv_only", lambda: seen.setdefault("kv_only", True))
-    monkeypatch.setattr(server_main, "main", lambda: seen.setdefault("argv", list(sys.argv[1:])))
-    monkeypatch.setattr(sys, "argv", ["llama_server"])
-    llama_server.main(["--prompt_cache_mb", str(mb), "--model", "m.gguf"])
-    assert seen["argv"] == ["--model", "m.gguf", *cache_args]
+    model = _serve(monkeypatch, ["--prompt_cache_mb", str(mb), "--model", "m.gguf"])
+    assert (model.cache, model.cache_type, model.cache_size) == ((True, "ram", 512 << 20) if mb else
+                                                                 (False, "ram", model.cache_size))
     assert seen.get("kv_only", False) is bool(mb)
+    # llama_cpp's server defaults to logits_all=True, which keeps every prompt token's logits in each cached
+    # state (the kv-only patch skips only models without it): factlab's server turns it off
+    assert model.logits_all is False
+
+
+def test_logits_all_is_refused_with_the_prompt_cache_and_allowed_without(monkeypatch, capsys):
+    assert _serve(monkeypatch, ["--logits_all", "true", "--model", "m.gguf"]).logits_all is True
+    with pytest.raises(SystemExit):
+        llama_server.main(["--prompt_cache_mb", "512", "--logits_all", "true", "--model", "m.gguf"])
+    assert "--logits_all true with --prompt_cache_mb" in capsys.readouterr().err
 
 
 def test_a_negative_prompt_cache_size_is_refused(capsys):
