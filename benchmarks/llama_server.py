@@ -3,13 +3,15 @@ evaluate.py on the same cases under each setting, every LM call real (a fresh DS
 time, a fresh server per run, wall seconds and what the runs produced side by side (printed table).
 
     python benchmarks/llama_server.py                          # claims_bench test, first 2 cases, both settings
-    python benchmarks/llama_server.py --cases 3 --settings "as it comes" "prompt cache" "as it comes"
+    python benchmarks/llama_server.py --cases 3 --settings "no cache" "prompt cache" "no cache"
 
-Settings: llama_cpp as it comes (prompt_cache_mb=0) and the KV-only prompt cache (512 MB, the default in
-conf/lm/local_*.yaml); a setting named twice runs twice (run-to-run noise here is ~10%). The cache changes where a
-prompt's KV comes from, not what is computed, so the labels should agree item for item (floating-point sums over
-differently split prompt batches may, rarely, flip a token: the table counts the agreeing labels). The prompt tokens
-the server evaluated (not those sent) are in its log. Outputs stay in outputs/benchmarks/llama_server/<setting>/.
+Settings: no prompt cache (prompt_cache_mb=0) and the KV-only prompt cache (512 MB, the default in
+conf/lm/local_*.yaml), both with factlab's `--logits_all false` (docs/checkers.md's tables of 2026-12-04 were measured
+before that, with llama_cpp's logits_all=True, as "as it comes" / "prompt cache"); a setting named twice runs twice
+(run-to-run noise here is ~10%). The cache changes where a prompt's KV comes from, not what is computed, so the labels
+should agree item for item (floating-point sums over differently split prompt batches may, rarely, flip a token: the
+table counts the agreeing labels). The prompt tokens the server evaluated (not those sent) are in its log. Outputs
+stay in outputs/benchmarks/llama_server/<setting>/.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "outputs" / "benchmarks" / "llama_server"
-SETTINGS = {"as it comes": 0, "prompt cache": 512}
+SETTINGS = {"no cache": 0, "prompt cache": 512}
 
 
 def server_timings(log: str) -> dict[str, float]:
