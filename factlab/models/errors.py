@@ -83,13 +83,17 @@ class LMBreaker:
     Args:
         api_base: the server's OpenAI-compatible base URL (`.../v1`).
         probe_timeout_s: how long the health probe may take.
-        probe: a replacement probe (tests); default GET <api_base>/models, any HTTP answer counts as alive.
+        probe: a replacement probe (a local server's: its process and port); default GET <api_base>/models, any
+            HTTP answer counts as alive.
+        probe_failed: what a failed probe means, for the message (default: the HTTP probe's).
     """
 
-    def __init__(self, api_base: str, probe_timeout_s: float = 5.0, probe: Callable[[], bool] | None = None) -> None:
+    def __init__(self, api_base: str, probe_timeout_s: float = 5.0, probe: Callable[[], bool] | None = None,
+                 probe_failed: str | None = None) -> None:
         self.api_base = api_base
         self.probe_timeout_s = probe_timeout_s
         self._probe = probe or self._http_probe
+        self.probe_failed = probe_failed or f"the health probe got no answer within {probe_timeout_s:g} s"
         self._lock = threading.Lock()
         self.down: str | None = None  # why the server counts as down; None while it is up
         self.probes = 0
@@ -116,8 +120,8 @@ class LMBreaker:
             if self.down is None:
                 self.probes += 1
                 if not self._probe():
-                    self.down = (f"LM server {self.api_base} is down (a call failed: {error.kind}; the health probe "
-                                 f"got no answer within {self.probe_timeout_s:g} s); not calling it again this run")
+                    self.down = (f"LM server {self.api_base} is down (a call failed: {error.kind}; "
+                                 f"{self.probe_failed}); not calling it again this run")
 
 
 def note_failure(stage: str, exc: BaseException, breaker: LMBreaker | None = None) -> StageError:

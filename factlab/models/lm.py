@@ -16,7 +16,7 @@ import dspy
 
 from factlab.models.assemble import assemble
 from factlab.models.errors import LMBreaker, LMUnavailableError, register_secret
-from factlab.models.server import ensure_server
+from factlab.models.server import LocalServer, ensure_server, server_alive
 from factlab.runtime import prepare_offline_env
 
 
@@ -122,4 +122,12 @@ def local_lm(name: str, alias: str, packages: list[str], filename: str, sha256: 
                            reuse_running=reuse_running, extra_buffers=extra_buffers, prompt_cache_mb=prompt_cache_mb)
     lm = _lm(f"{LOCAL_ROUTE}/{alias}", server.api_base, "local", temperature, max_tokens, cache, timeout_s, num_retries)
     return LMHandle(name, lm, adapter, {"backend": "local", "model": alias, "file": str(path), "port": server.port},
-                    LMBreaker(server.api_base))
+                    local_breaker(server))
+
+
+def local_breaker(server: LocalServer) -> LMBreaker:
+    """The breaker of a server factlab runs: down only when its process is gone or its port closed. A call that times
+    out on a busy server (other requests queued, the CPU shared) leaves it up: an HTTP probe would get no answer
+    there either, and calling it down stopped a 40-case evaluation (2026-12-04)."""
+    return LMBreaker(server.api_base, probe=lambda: server_alive(server),
+                     probe_failed=f"its process {server.pid} is gone or port {server.port} is closed")

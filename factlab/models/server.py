@@ -190,6 +190,12 @@ def _tail(path: Path, lines: int = 15) -> str:
         return "(no log)"
 
 
+def server_alive(server: LocalServer) -> bool:
+    """Whether the server's process lives and its port accepts connections: a busy llama.cpp server can hold every
+    HTTP request (even /v1/models) for a whole generation, so an HTTP probe would call it down."""
+    return _alive(server.pid) and _listening(server.port)
+
+
 def stop_server(server: LocalServer) -> None:
     """Stop a server this process started (no-op for reused ones)."""
     if not server.owned or not _alive(server.pid):

@@ -191,3 +191,27 @@ def test_usage_counts_the_calls_of_the_copies_an_optimizer_makes():
     assert handle.usage() == {"calls": 1, "cache_hits": 0, "prompt_tokens": 120, "completion_tokens": 30}
     fork.lm.copy().update_history({"usage": {"prompt_tokens": 7, "completion_tokens": 1}, "response": None})
     assert fork.usage()["prompt_tokens"] == 7 and handle.usage()["prompt_tokens"] == 120
+
+
+def test_a_busy_local_server_is_not_called_down_a_dead_one_is(tmp_path):
+    """A local server whose process lives and whose port accepts connections stays up after a timed-out call, even
+    when it answers no HTTP request (busy generating for others); a closed port trips the breaker."""
+    import os
+
+    from factlab.models.errors import StageError
+    from factlab.models.lm import local_breaker
+    from factlab.models.server import LocalServer
+
+    timeout = StageError("judge", "timeout", "Request timed out")
+    with _listener() as busy:  # accepts connections, never answers
+        port = busy.getsockname()[1]
+        breaker = local_breaker(LocalServer(tmp_path / "m.gguf", "m", port, os.getpid(), owned=False))
+        breaker.record(timeout)
+        assert breaker.down is None and breaker.probes == 1
+        breaker.check()
+    closed = port  # the listener is closed now
+    breaker = local_breaker(LocalServer(tmp_path / "m.gguf", "m", closed, os.getpid(), owned=False))
+    breaker.record(timeout)
+    assert breaker.down is not None and f"port {closed} is closed" in breaker.down
+    with pytest.raises(Exception, match="is down"):
+        breaker.check()
