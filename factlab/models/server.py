@@ -128,8 +128,7 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
     use_extra_buffers(extra_buffers, ())  # a bad mode fails here, not in the server's log
     settings = server_settings(n_ctx, extra_buffers, prompt_cache_mb)
     mine = _RUNNING.get(alias)
-    if (mine is not None and mine.settings == settings and mine.model_path == model_path and _alive(mine.pid)
-            and _listening(mine.port)):
+    if mine is not None and mine.settings == settings and mine.model_path == model_path and server_alive(mine):
         return mine  # other settings: a second server (the first may still serve an LM of this process)
     if not model_path.exists():
         raise ServerStartError(f"model file {model_path} does not exist (alias {alias!r})")
