@@ -140,11 +140,11 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
             info = read_json(registry, {}, "llama.cpp server record")
             # A busy llama.cpp server can hold /v1/models for a whole generation: a listening port of the
             # recorded live process is enough to reuse it (a second server would only halve both).
-            if (info.get("model_path") == str(model_path) and info.get("settings") == settings
-                    and _alive(info["pid"]) and _listening(info["port"])):
+            if info.get("model_path") == str(model_path) and info.get("settings") == settings:
                 server = LocalServer(model_path, alias, info["port"], info["pid"], owned=False, settings=settings)
-                _RUNNING[alias] = server
-                return server
+                if server_alive(server):
+                    _RUNNING[alias] = server
+                    return server
         server = _start(model_path, alias, n_ctx, n_threads or os.cpu_count() or 1, port or free_port(),
                         start_timeout_s, state / f"{alias}.log", extra_buffers, prompt_cache_mb)
         server.settings = settings
