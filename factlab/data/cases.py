@@ -221,6 +221,7 @@ def validate_case(case: object, where: str, sources: dict[str, dict] | None = No
             raise CaseError(where, f"claims[{position}].claim_id",
                             f"expected unique claim ids in a case, got {claim['claim_id']!r} twice")
         claim_ids.add(claim["claim_id"])
+    _check_claim_sentences(case, where)
     for position, item in enumerate(case.get("review", [])):
         field = f"review[{position}]"
         _check_fields(item, _REVIEW_FIELDS, field, where)
@@ -232,6 +233,36 @@ def validate_case(case: object, where: str, sources: dict[str, dict] | None = No
             raise CaseError(where, f"{field}.fixed", "expected `fixed` exactly when action is 'fix', got action "
                                                      f"{item['action']!r} {presence} it")
     return case
+
+
+def _check_claim_sentences(case: dict, where: str) -> None:
+    """The extraction gold's own consistency, for claims that name their `sentence`: the claim's `paragraph` is the
+    one holding that sentence; a check-worthy claim does not come from a sentence the gold marks not check-worthy;
+    and when the claims name their sentences, every check-worthy gold sentence yields at least one claim."""
+    text, spans = case["text"], case.get("paragraphs", [])
+    flags = {sentence["text"]: sentence["checkworthy"] for sentence in case.get("sentences", [])}
+    for position, claim in enumerate(case.get("claims", [])):
+        sentence = claim.get("sentence")
+        if sentence is None:
+            continue
+        if "paragraph" in claim and spans:
+            holding = [index for index, (start, end) in enumerate(spans) if sentence in text[start:end]]
+            if holding and claim["paragraph"] not in holding:
+                raise CaseError(where, f"claims[{position}].paragraph",
+                                f"expected {holding[0]} (the paragraph holding its `sentence`), "
+                                f"got {claim['paragraph']}")
+        if claim.get("checkworthy", True) and flags.get(sentence) is False:
+            raise CaseError(where, f"claims[{position}].sentence",
+                            f"expected a check-worthy sentence, got one the gold `sentences` mark not check-worthy: "
+                            f"{_show(sentence)} (or set the claim's checkworthy to false)")
+    named = {claim["sentence"] for claim in case.get("claims", []) if "sentence" in claim}
+    if not named:
+        return
+    for position, sentence in enumerate(case.get("sentences", [])):
+        if sentence["checkworthy"] and sentence["text"] not in named:
+            raise CaseError(where, f"sentences[{position}]",
+                            f"expected at least one claim from this check-worthy sentence (a claim whose `sentence` "
+                            f"is it), got none: {_show(sentence['text'])}")
 
 
 def _check_paragraphs(paragraphs: list, length: int, where: str) -> None:
