@@ -18,8 +18,8 @@ from factlab.data.views import relation_pairs, rl_rows
 from factlab.schema import LABELS, RELATIONS
 
 DATA_ROOT_DEFAULT = "${oc.env:FACTLAB_DATA_ROOT,../shared/data}"
-MIXES = {"judge_mix"}  # a mix of other configs (tested in tests/data/test_data_mix.py)
-OWN = {"bundled", "extra_zh"}  # our committed case files under datasets/ (repo-relative data_root)
+MIXES = {"judge_mix", "extract_bench"}  # mixes (tests/data/test_data_mix.py, test_data_vertical_claims.py)
+OWN = {"bundled", "extra_zh", "vertical_claims"}  # our committed case files under datasets/ (repo-relative data_root)
 # the layers' own gold (datasets/layers/; not claim cases): tested in tests/pipeline/test_logic_layer.py and
 # tests/pipeline/test_paragraph_type.py
 LAYER_GOLD = {"logic_gold", "paragraph_types"}
