@@ -12,7 +12,7 @@ from __future__ import annotations
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("schema", "textio", "config", "runtime", "metrics", "atomic", "untrusted", "layers"),  # foundation helpers
-    ("matching",),  # text similarity and the claim matcher (pure)
+    ("matching",),  # text similarity, paragraph and sentence splitting, the claim matcher (pure)
     ("tracking", "models", "retrieval", "rules", "data",  # stores, models stages run on, evidence, label policy, data,
      "knowledge"),  # reference libraries (read-only) and factlab's notes on them
     ("programs", "cards"),  # the stage programs (pure DSPy); the verify cards: model, JSON, HTML report

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 
 import dspy
 
+from factlab.matching.segment import sentence_spans
 from factlab.matching.text import grounded
-from factlab.retrieval.chunking import sentence_spans
 
 _EN_PRONOUN = re.compile(r"^(It|They|He|She|This|These|Its|Their|His|Her)\b\s*")
 _EN_IMPERSONAL = re.compile(r"^(It|This)\s+(is|was|has been|had been|seems|appears)\s+(\w+\s+)?(that|to|not)\b", re.I)

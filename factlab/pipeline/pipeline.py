@@ -25,6 +25,7 @@ from factlab.cards.build import (
     logic_findings,
 )
 from factlab.cards.model import ClaimCard, ParagraphCard, Report
+from factlab.matching.segment import sentence_spans
 from factlab.matching.text import grounded, similarity
 from factlab.models.errors import classify_exception
 from factlab.models.lm import LMHandle
@@ -32,7 +33,6 @@ from factlab.pipeline.cache import CacheHit, ClaimCache
 from factlab.pipeline.logic import LogicLayer
 from factlab.pipeline.meter import StageMeter
 from factlab.pipeline.trace import ClaimTrace, DocumentTrace, ParagraphTrace
-from factlab.retrieval.chunking import sentence_spans
 from factlab.retrieval.verticals import VerticalRouter
 from factlab.rules import consistency
 from factlab.rules.business import DECISIVE_RELATIONS, BusinessRules, JudgedEvidence

@@ -1,82 +1,15 @@
-"""Split page text into paragraphs, sentences and chunks, always as (start, end) character spans.
+"""Split page text into chunks, always as (start, end) character spans (paragraphs and sentences: matching.segment).
 
 Spans index the page text itself, so `page[start:end]` is the chunk text and evidence offsets stay exact.
 
 >>> page = "First point. Second point!\\n\\n第二段。还有一句？"
->>> [page[s:e] for s, e in sentence_spans(page)]
-['First point.', 'Second point!', '第二段。', '还有一句？']
 >>> [page[s:e] for s, e in chunk_spans(page, max_chars=30)]
 ['First point. Second point!', '第二段。还有一句？']
 """
 
 from __future__ import annotations
 
-import re
-
-# A sentence ends at . ! ? ; followed by space, or at a Chinese 。！？； (closing quotes/brackets stay with it).
-_SENTENCE_END_RE = re.compile(r"(?:[.!?]+[\"'”’)\]]*(?=\s)|[。！？；]+[”’」』）)\]]*)")
-_PARAGRAPH_BREAK_RE = re.compile(r"\n[ \t\r\f\v]*\n\s*")
-# A period after these words (or after a single capital, an initial) does not end the sentence.
-_ABBREVIATIONS = frozenset("dr mr mrs ms prof st no vs fig al e.g i.e etc approx inc ltd co jr sr u.s u.k".split())
-
-
-def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
-    """Shrink [start, end) past surrounding whitespace; None when nothing is left."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return (start, end) if start < end else None
-
-
-def paragraph_spans(text: str) -> list[tuple[int, int]]:
-    """Spans of the paragraphs of `text` (separated by blank lines), whitespace trimmed.
-
-    >>> paragraph_spans("  a b \\n\\n\\n c\\n")
-    [(2, 5), (10, 11)]
-    """
-    spans, start = [], 0
-    for match in _PARAGRAPH_BREAK_RE.finditer(text):
-        if (span := _trim(text, start, match.start())) is not None:
-            spans.append(span)
-        start = match.end()
-    if (span := _trim(text, start, len(text))) is not None:
-        spans.append(span)
-    return spans
-
-
-def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """Spans of the sentences of `text[start:end]` (English . ! ? and Chinese 。！？；), trimmed.
-
-    Paragraph breaks also end a sentence, so headings and list items stand alone.
-
-    >>> text = "Dr. Li said so. 他说：“好。”然后走了"
-    >>> [text[s:e] for s, e in sentence_spans(text)]
-    ['Dr. Li said so.', '他说：“好。”', '然后走了']
-    """
-    end = len(text) if end is None else end
-    spans: list[tuple[int, int]] = []
-    for para_start, para_end in paragraph_spans(text[start:end]):
-        para_start, para_end = para_start + start, para_end + start
-        cursor = para_start
-        for match in _SENTENCE_END_RE.finditer(text, para_start, para_end):
-            if _ends_in_abbreviation(text, cursor, match):
-                continue
-            if (span := _trim(text, cursor, match.end())) is not None:
-                spans.append(span)
-            cursor = match.end()
-        if (span := _trim(text, cursor, para_end)) is not None:
-            spans.append(span)
-    return spans
-
-
-def _ends_in_abbreviation(text: str, cursor: int, match: re.Match) -> bool:
-    """True when the '.' of `match` closes an abbreviation or an initial, not a sentence."""
-    if not match.group().startswith("."):
-        return False
-    words = text[cursor : match.start()].split()
-    word = words[-1].lower().lstrip("(\"'“") if words else ""
-    return word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())
+from factlab.matching.segment import paragraph_spans, sentence_spans, trim_span  # the splitting itself
 
 
 def _hard_split(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
@@ -85,10 +18,10 @@ def _hard_split(text: str, start: int, end: int, max_chars: int) -> list[tuple[i
     while end - start > max_chars:
         cut = text.rfind(" ", start + 1, start + max_chars + 1)
         cut = cut if cut > start else start + max_chars
-        if (span := _trim(text, start, cut)) is not None:
+        if (span := trim_span(text, start, cut)) is not None:
             pieces.append(span)
         start = cut
-    if (span := _trim(text, start, end)) is not None:
+    if (span := trim_span(text, start, end)) is not None:
         pieces.append(span)
     return pieces
 

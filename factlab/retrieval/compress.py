@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from factlab.matching.segment import sentence_spans
 from factlab.matching.text import count_tokens
-from factlab.retrieval.chunking import sentence_spans
 from factlab.retrieval.encoders import Encoder
 from factlab.retrieval.tokenizer import content_tokens
 

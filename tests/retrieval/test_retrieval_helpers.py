@@ -9,8 +9,9 @@ import pkgutil
 import pytest
 
 import factlab.retrieval
+from factlab.matching.segment import sentence_spans
 from factlab.matching.text import count_tokens
-from factlab.retrieval.chunking import chunk_spans, sentence_spans
+from factlab.retrieval.chunking import chunk_spans
 from factlab.retrieval.compress import GAP, compress
 from factlab.retrieval.config import default_conf_dir
 from factlab.retrieval.encoders import Encoder, HashingEncoder
