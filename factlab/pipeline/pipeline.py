@@ -33,6 +33,7 @@ from factlab.pipeline.cache import CacheHit, ClaimCache
 from factlab.pipeline.logic import LogicLayer
 from factlab.pipeline.meter import StageMeter
 from factlab.pipeline.trace import ClaimTrace, DocumentTrace, ParagraphTrace
+from factlab.programs.extract_claims import extraction_input, summarise_context
 from factlab.retrieval.verticals import VerticalRouter
 from factlab.rules import consistency
 from factlab.rules.business import DECISIVE_RELATIONS, BusinessRules, JudgedEvidence
@@ -43,25 +44,6 @@ from factlab.rules.timeliness import Timeliness
 from factlab.schema import Judgment
 
 logger = logging.getLogger(__name__)
-
-
-def summarise_context(paragraphs: list[str], max_chars: int) -> str:
-    """Compressed summary of earlier paragraphs for claim extraction: their first sentences, newest kept.
-
-    >>> summarise_context(["Acme makes phones. It is big.", "The X1 came out in 2019. More."], 200)
-    'Acme makes phones. The X1 came out in 2019.'
-    >>> summarise_context(["A long first sentence here."], 10)
-    'ence here.'
-    """
-    if max_chars <= 0:
-        return ""
-    firsts = []
-    for text in paragraphs:
-        spans = sentence_spans(text)
-        if spans:
-            firsts.append(text[spans[0][0]:spans[0][1]].strip())
-    summary = " ".join(firsts)
-    return summary[-max_chars:].lstrip() if len(summary) > max_chars else summary
 
 
 class Pipeline:
@@ -372,7 +354,7 @@ class Pipeline:
         """The document-level stages of one paragraph: sentences, check-worthiness, extraction, review."""
         paragraph = paragraphs[index]
         rows = fixed["checkworthy"][index] if "checkworthy" in fixed else self.checkworthy_sentences(paragraph)
-        unit = ParagraphTrace(sentences=rows, worthy=" ".join(r["text"] for r in rows if r["checkworthy"]))
+        unit = ParagraphTrace(sentences=rows, worthy=extraction_input(r["text"] for r in rows if r["checkworthy"]))
         if not unit.worthy:
             return unit
         unit.context = summarise_context([p["text"] for p in paragraphs[:index]], self.context_chars)

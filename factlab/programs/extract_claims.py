@@ -6,9 +6,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import dspy
 
+from factlab.matching.segment import sentence_spans
 from factlab.matching.text import Match, match_texts
 from factlab.metrics import f1
 from factlab.untrusted import neutralise
@@ -22,6 +24,7 @@ _PRONOUN_START = re.compile(
 # Joiners that usually glue two facts into one claim.
 _COMPOUND = re.compile(r"\b(and also|while|whereas|; )\b|；|，并且|，同时|以及", re.IGNORECASE)
 MATCH_THRESHOLD = 0.5  # similarity at which a predicted claim counts as the gold claim
+CONTEXT_CHARS = 400  # the summary of earlier paragraphs the stage sees (conf/pipeline/default.yaml context_chars)
 
 
 class ExtractClaims(dspy.Signature):
@@ -111,20 +114,85 @@ def metric(gold, pred, trace=None, pred_name=None, pred_trace=None, match: Match
     return dspy.Prediction(score=score, feedback=" ".join(parts))
 
 
+def extraction_input(worthy_sentences: Iterable[str]) -> str:
+    """The `paragraph` the stage reads: a paragraph's check-worthy sentences, in order, joined by a space (the
+    pipeline runs check-worthiness first and extracts from what it kept).
+
+    >>> extraction_input(["A rose 5%.", "B fell."])
+    'A rose 5%. B fell.'
+    """
+    return " ".join(worthy_sentences)
+
+
+def summarise_context(paragraphs: list[str], max_chars: int = CONTEXT_CHARS) -> str:
+    """The `context` the stage reads: the first sentence of each earlier paragraph, the newest kept when too long.
+
+    >>> summarise_context(["Acme makes phones. It is big.", "The X1 came out in 2019. More."], 200)
+    'Acme makes phones. The X1 came out in 2019.'
+    >>> summarise_context(["A long first sentence here."], 10)
+    'ence here.'
+    """
+    if max_chars <= 0:
+        return ""
+    firsts = []
+    for text in paragraphs:
+        spans = sentence_spans(text)
+        if spans:
+            firsts.append(text[spans[0][0]:spans[0][1]].strip())
+    summary = " ".join(firsts)
+    return summary[-max_chars:].lstrip() if len(summary) > max_chars else summary
+
+
+def _sentences_by_paragraph(case: dict, spans: list[list[int]]) -> list[list[dict]]:
+    """The gold `sentences` of each paragraph span, in text order (each found after the previous one)."""
+    out: list[list[dict]] = [[] for _ in spans]
+    cursor = 0
+    for sentence in case.get("sentences") or []:
+        at = case["text"].find(sentence["text"], cursor)
+        if at < 0:
+            at = case["text"].find(sentence["text"])
+        else:
+            cursor = at + len(sentence["text"])
+        for index, (start, end) in enumerate(spans):
+            if start <= at < end:
+                out[index].append(sentence)
+                break
+    return out
+
+
 def to_examples(case: dict) -> list[dspy.Example]:
-    """One example per gold paragraph (or the whole text) with its check-worthy gold claims."""
-    claims = [c for c in case.get("claims", []) if c.get("checkworthy", True)]
+    """One example per gold paragraph (or the whole text) with its check-worthy gold claims, its inputs as the
+    pipeline builds them: the paragraph's gold check-worthy sentences (`extraction_input`) and the summary of the
+    earlier paragraphs (`summarise_context`). A paragraph with no check-worthy sentence and no claim gives no example
+    (the pipeline does not call the stage there); without gold sentences the whole paragraph is the input.
+
+    >>> case = {"case_id": "x", "lang": "en", "text": "Acme grew 5% in 2023. Great!\\n\\nIt hired 40 people.",
+    ...         "paragraphs": [[0, 28], [30, 49]],
+    ...         "sentences": [{"text": "Acme grew 5% in 2023.", "checkworthy": True},
+    ...                       {"text": "Great!", "checkworthy": False},
+    ...                       {"text": "It hired 40 people.", "checkworthy": True}],
+    ...         "claims": [{"text": "Acme grew 5% in 2023.", "paragraph": 0},
+    ...                    {"text": "Acme hired 40 people.", "paragraph": 1}]}
+    >>> [(e.paragraph, e.context, e.claims) for e in to_examples(case)]
+    [('Acme grew 5% in 2023.', '', ['Acme grew 5% in 2023.']), ('It hired 40 people.', 'Acme grew 5% in 2023.', \
+['Acme hired 40 people.'])]
+    """
     if "claims" not in case:
         return []
+    claims = [c for c in case["claims"] if c.get("checkworthy", True)]
     text = case["text"]
     spans = case.get("paragraphs") or [[0, len(text)]]
+    paragraphs = [text[start:end] for start, end in spans]
+    gold = _sentences_by_paragraph(case, spans)
     examples = []
-    for index, (start, end) in enumerate(spans):
+    for index, paragraph in enumerate(paragraphs):
         own = [c["text"] for c in claims if c.get("paragraph", 0) == index] if len(spans) > 1 else [
             c["text"] for c in claims]
-        context = text[: start].strip()[-300:]
+        worthy = extraction_input(s["text"] for s in gold[index] if s["checkworthy"])
+        if not worthy and not own and gold[index]:
+            continue  # the pipeline extracts nothing from a paragraph without a check-worthy sentence
         examples.append(
-            dspy.Example(paragraph=text[start:end], context=context, claims=own, case_id=case["case_id"],
-                         lang=case["lang"]).with_inputs("paragraph", "context")
+            dspy.Example(paragraph=worthy or paragraph, context=summarise_context(paragraphs[:index]), claims=own,
+                         case_id=case["case_id"], lang=case["lang"]).with_inputs("paragraph", "context")
         )
     return examples

