@@ -137,14 +137,14 @@ def find_sweep(client, sweep_id: str, experiment_prefix: str = "optimize/") -> l
     return runs
 
 
-def _with_ci(scores: Sequence[float] | None) -> str | None:
+def score_text(scores: Sequence[float] | None) -> str | None:
     if not scores:
         return None
     lo, hi = score_interval(scores)
     return f"{sum(scores) / len(scores):.3f} [{lo:.3f}, {hi:.3f}]"
 
 
-def _gain(before: Sequence[float], after: Sequence[float]) -> tuple[str, float, float]:
+def gain_text(before: Sequence[float], after: Sequence[float]) -> tuple[str, float, float]:
     """mean(after) - mean(before) as text with its paired interval, and the interval's ends."""
     lo, hi = delta_interval(before, after)
     gain = sum(after) / len(after) - sum(before) / len(before)
@@ -155,7 +155,7 @@ def _delta(run: SweepRun, split: str) -> str | None:
     before, after = run.scores.get(("baseline", split)), run.scores.get(("compiled", split))
     if not before or not after or len(before) != len(after):
         return None
-    return _gain(before, after)[0]
+    return gain_text(before, after)[0]
 
 
 def _by_lang(run: SweepRun, split: str) -> str | None:
@@ -197,8 +197,8 @@ def sweep_rows(runs: Sequence[SweepRun]) -> list[list[object]]:
         metrics = run.metrics
         compile_s = metrics.get("time/compile_s")
         rows.append([
-            name, _with_ci(run.scores.get(("compiled", "val"))),
-            _with_ci(run.scores.get(("compiled", "test"))),
+            name, score_text(run.scores.get(("compiled", "val"))),
+            score_text(run.scores.get(("compiled", "test"))),
             _delta(run, "test"), _by_lang(run, "test"),
             int(metrics["optimizer/metric_calls"]) if "optimizer/metric_calls" in metrics else None,
             f"{compile_s / 60:.1f}" if compile_s is not None else None,
@@ -243,7 +243,7 @@ def head_to_head(runs: Sequence[SweepRun], split: str = "test") -> list[list[obj
             pairs = _paired(latest[first], latest[second], split)
             if not pairs:
                 continue
-            text, lo, hi = _gain([y for _, y in pairs], [x for x, _ in pairs])
+            text, lo, hi = gain_text([y for _, y in pairs], [x for x, _ in pairs])
             rows.append([f"{first} vs {second}", len(pairs), text,
                          first if lo > 0 else second if hi < 0 else "neither (the interval holds 0)"])
     return rows

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from factlab.metrics import markdown_table
-from factlab.optimize.sweep import SweepRun, _gain, _with_ci
+from factlab.optimize.sweep import SweepRun, gain_text, score_text
 
 HEADER = ["vertical", "test examples", "as written", "shared program", "own program", "own - shared (paired)",
           "own - as written (paired)", "shared - as written (paired)", "own run", "shared run"]
@@ -86,8 +86,8 @@ def _row(name: str, triples: list[tuple[float, float, float]], own_id: str, shar
     if not triples:
         return [name, 0, *([None] * 6), own_id, shared_id]
     seed, shared, own = ([t[i] for t in triples] for i in range(3))
-    return [name, len(triples), _with_ci(seed), _with_ci(shared), _with_ci(own), _gain(shared, own)[0],
-            _gain(seed, own)[0], _gain(seed, shared)[0], own_id, shared_id]
+    return [name, len(triples), score_text(seed), score_text(shared), score_text(own), gain_text(shared, own)[0],
+            gain_text(seed, own)[0], gain_text(seed, shared)[0], own_id, shared_id]
 
 
 def vertical_markdown(sweep_id: str, runs: Sequence[SweepRun], optimizer: str | None = None) -> str:
