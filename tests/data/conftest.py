@@ -104,3 +104,4 @@ def public_data_root() -> Path:
     if not root.is_dir():
         pytest.skip(f"public datasets not found at {root} (set FACTLAB_DATA_ROOT to run the data tests)")
     return root.resolve()
+

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from data_checks import assert_resplit_keeps_held_out
 
 from factlab.config import compose_config
 from factlab.data.registry import load_dataset
@@ -32,20 +33,11 @@ def test_the_mix_splits_caps_and_holds_out(public_data_root, monkeypatch):
 def test_claims_bench_keeps_the_usual_held_out_cases_and_is_big_enough():
     """extract_claims' benchmark (bundled + extra_zh, both in the repo): the usual val and test cases stay held out,
     its train is a subset of the usual train, and it gives val >= 50 and test >= 130 paragraphs."""
-    from factlab.data.splits import split_cases
     from factlab.stages.examples import stage_examples
 
     cfg = compose_config("optimize", ["experiment=compare_extract_claims"])
     bench = load_dataset(cfg.dataset).cases
-    usual = {}
-    for name in ("bundled", "extra_zh"):
-        cases = load_dataset(compose_config("optimize", [f"dataset={name}"]).dataset).cases
-        usual.update((c["case_id"], split) for split, part in split_cases(cases, cfg.splits, cfg.seed).items()
-                     for c in part)
-    split_of = {c["case_id"]: c["split"] for c in bench}
-    assert set(split_of) == set(usual)
-    assert all(usual[case_id] == "train" for case_id, split in split_of.items() if split == "train")
-    assert all(split_of[case_id] == split for case_id, split in usual.items() if split in ("val", "test"))
+    assert_resplit_keeps_held_out(bench, ["bundled", "extra_zh"], cfg)
     sizes = {split: len(stage_examples([c for c in bench if c["split"] == split], "extract_claims"))
              for split in ("train", "val", "test")}
     # 72 / 135 / 88: a paragraph without a check-worthy sentence is no example (the pipeline never extracts there);

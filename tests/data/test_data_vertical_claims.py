@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from data_checks import assert_resplit_keeps_held_out
+
 from factlab.config import compose_config
 from factlab.data.registry import load_dataset
-from factlab.data.splits import split_cases
 from factlab.data.validate import validate_file
 from factlab.programs.extract_claims import claim_flaws
 from factlab.stages.examples import stage_examples
@@ -37,15 +38,7 @@ def test_vertical_claims_load_validate_and_count() -> None:
 def test_extract_bench_holds_out_what_each_part_holds_out_and_serves_every_vertical() -> None:
     cfg = compose_config("optimize", ["experiment=compare_extract_vertical"])
     bench = load_dataset(cfg.dataset).cases
-    usual = {}
-    for name in ("bundled", "extra_zh", "vertical_claims"):
-        cases = load_dataset(compose_config("optimize", [f"dataset={name}"]).dataset).cases
-        usual.update((c["case_id"], split) for split, part in split_cases(cases, cfg.splits, cfg.seed).items()
-                     for c in part)
-    split_of = {c["case_id"]: c["split"] for c in bench}
-    assert set(split_of) == set(usual)
-    assert all(usual[case_id] == "train" for case_id, split in split_of.items() if split == "train")
-    assert all(split_of[case_id] == split for case_id, split in usual.items() if split in ("val", "test"))
+    assert_resplit_keeps_held_out(bench, ["bundled", "extra_zh", "vertical_claims"], cfg)
     for vertical in VERTICALS:
         sizes = {split: len(stage_examples([c for c in bench if c["split"] == split and c.get("vertical") == vertical],
                                            "extract_claims")) for split in ("train", "val", "test")}
