@@ -103,6 +103,27 @@ def evaluate_overrides(cfg: DictConfig, folder: Path, round_: int, programs: Map
     return out + list(cfg.common) + list(ev.overrides)
 
 
+def adopted(step: Mapping[str, Any], min_val_gain: float | None) -> bool:
+    """Whether an optimize step's program replaces the stage as written: always when `min_val_gain` is None or the step
+    has no val scores; else only when it beat the program as written on val (the split the optimizer selected on;
+    test is the loop's evaluation split) by more than `min_val_gain`.
+
+    >>> adopted({"metrics": {"val/score_before": 0.586, "val/score_after": 0.586}}, 0.0)
+    False
+    >>> adopted({"metrics": {"val/score_before": 0.586, "val/score_after": 0.590}}, 0.0)
+    True
+    >>> adopted({"metrics": {"val/score_before": 0.586, "val/score_after": 0.590}}, 0.01)
+    False
+    >>> adopted({"metrics": {}}, 0.0)
+    True
+    """
+    metrics = step.get("metrics") or {}
+    before, after = metrics.get("val/score_before"), metrics.get("val/score_after")
+    if min_val_gain is None or before is None or after is None:
+        return True
+    return after - before > float(min_val_gain)
+
+
 def optimize_overrides(cfg: DictConfig, stage: str) -> list[str]:
     """optimize.py's overrides for `stage`: the dataset, the loop's sweep id, the common and per-stage overrides."""
     by_stage = cfg.optimize.by_stage
@@ -162,8 +183,16 @@ def run(cfg: DictConfig, evaluate: Job | None = None, optimize: Job | None = Non
     state = LoopState(folder, print_, bool(cfg.resume))
     logger.info("loop %s: %s (%d steps done)", cfg.name, folder, len(state.steps))
     programs: dict[str, str] = {}
+    min_gain = cfg.optimize.get("adopt_min_val_gain")
     for round_ in range(int(cfg.rounds) + 1):
         step = state.find("evaluate", round_)
+        previous = state.find("evaluate", round_ - 1)
+        if step is None and previous is not None and previous.get("programs") == programs:
+            # The optimize step before this round changed nothing the checker runs: this evaluation would be the last
+            # one again (same programs, same cases, same cache), so it is reused rather than rerun (an hour or more).
+            logger.info("loop round %d: the programs are round %d's; its evaluation is reused", round_, round_ - 1)
+            step = state.add({**previous, "round": round_, "seconds": 0.0,
+                              "reused_from": previous.get("reused_from", previous["round"])})
         if step is None:
             overrides = evaluate_overrides(cfg, folder, round_, programs)
             logger.info("loop round %d: evaluate %s", round_, " ".join(overrides))
@@ -190,7 +219,13 @@ def run(cfg: DictConfig, evaluate: Job | None = None, optimize: Job | None = Non
             result = optimize(overrides, cfg)
             chosen = state.add({"kind": "optimize", "round": round_ + 1, "stage": stage, "blame_counts": counts,
                                 "overrides": overrides, "seconds": time.perf_counter() - started, **result})
-        programs[chosen["stage"]] = chosen["program_path"]
+        if adopted(chosen, min_gain):
+            programs[chosen["stage"]] = chosen["program_path"]
+        else:
+            m = chosen.get("metrics") or {}
+            logger.warning("loop round %d: %s's compiled program is not adopted: val %.3f -> %.3f (gain <= %s); "
+                           "the stage stays as written", round_ + 1, chosen["stage"], m["val/score_before"],
+                           m["val/score_after"], min_gain)
     return _report(cfg, folder, state)
 
 

@@ -69,11 +69,13 @@ def rounds_rows(steps: Sequence[Mapping], method: str, samples: int, seed: int, 
                      "risk_coverage": metrics.get(f"{split}/e2e/risk_coverage"),
                      "false_alarm_rate": metrics.get(f"{split}/e2e/false_alarm_rate"),
                      "bad_items": metrics.get("attr/bad_items"),
-                     "blame": {s: int(metrics.get(f"attr/{method}/{s}/count", 0.0)) for s in SHOWN}}
+                     "blame": {s: int(metrics.get(f"attr/{method}/{s}/count", 0.0)) for s in SHOWN},
+                     "reused_from": step.get("reused_from")}
         opt = optimized.get(step["round"])
         if opt is not None:
             m = opt.get("metrics", {})
-            row["optimized"] = f"{opt['stage']} ({opt.get('optimizer', '?')})"
+            kept = (step.get("programs") or {}).get(opt["stage"]) == opt.get("program_path")
+            row["optimized"] = f"{opt['stage']} ({opt.get('optimizer', '?')})" + ("" if kept else ", not adopted")
             row["stage_test_before"], row["stage_test_after"] = m.get("test/score_before"), m.get("test/score_after")
             row["stage_test_gain_ci"] = _pair(m, "test/delta")
         for key, other in (("gain_vs_previous", index - 1), ("gain_vs_first", 0)):
@@ -106,7 +108,9 @@ def rounds_markdown(rows: Sequence[Mapping], method: str) -> str:
                       _interval(row["label_accuracy"], row["label_accuracy_ci"]),
                       _interval(row.get("gain_vs_previous"), row.get("gain_vs_previous_ci"), signed=True),
                       _interval(row.get("gain_vs_first"), row.get("gain_vs_first_ci"), signed=True),
-                      row["risk_coverage"], row["false_alarm_rate"], (row["run_id"] or "")[:8]])
+                      row["risk_coverage"], row["false_alarm_rate"],
+                      (row["run_id"] or "")[:8] + ("" if row.get("reused_from") is None
+                                                   else f" (round {row['reused_from']}'s, reused)")])
     blamed = [s for s in SHOWN if any(r["blame"].get(s) for r in rows)]
     blame_rows = [[r["round"], int(r["bad_items"] or 0)] + [
         f"{r['blame'][s]} ({r['blame'][s] / r['bad_items']:.0%})" if r["bad_items"] else "0" for s in blamed]

@@ -25,8 +25,8 @@ class ScriptedJobs:
     the judge to extract_claims once the judge is compiled. optimize: a program file per stage."""
 
     def __init__(self, tmp: Path, blame: dict[tuple[str, ...], dict[str, float]] | None = None,
-                 fail_at: tuple[str, int] | None = None) -> None:
-        self.tmp, self.calls, self.fail_at = tmp, [], fail_at
+                 fail_at: tuple[str, int] | None = None, val: dict[str, tuple[float, float]] | None = None) -> None:
+        self.tmp, self.calls, self.fail_at, self.val = tmp, [], fail_at, val or {}
         self.blame = blame or {(): {"judge": 16, "extract_claims": 5, "none": 9},
                                ("judge",): {"extract_claims": 12, "judge": 3, "none": 5},
                                ("extract_claims", "judge"): {"extract_claims": 4, "judge": 2, "vertical": 4}}
@@ -56,7 +56,12 @@ class ScriptedJobs:
         path.write_text("{}")
         return {"run_id": f"opt-{stage}", "program_path": str(path), "run_dir": str(self.tmp), "optimizer": "bootstrap",
                 "examples": {"train": 3}, "metrics": {"test/score_before": 0.25, "test/score_after": 0.4,
-                                                      "test/delta_ci_low": 0.1, "test/delta_ci_high": 0.2}}
+                                                      "test/delta_ci_low": 0.1, "test/delta_ci_high": 0.2,
+                                                      **self._val(stage)}}
+
+    def _val(self, stage: str) -> dict[str, float]:
+        before, after = self.val.get(stage, (0.3, 0.45))
+        return {"val/score_before": before, "val/score_after": after}
 
 
 def _cfg(tmp: Path, *more: str):
@@ -111,6 +116,29 @@ def test_an_interrupted_loop_resumes_after_its_last_finished_step(tmp_path):
     done = ScriptedJobs(tmp_path)
     run(cfg, evaluate=done.evaluate, optimize=done.optimize)
     assert done.calls == []  # a finished loop only redraws its table
+
+
+def test_a_program_without_a_val_gain_is_not_adopted_and_the_unchanged_round_is_not_evaluated_again(tmp_path):
+    # The judge's optimizer returns the program as written (val 0.586 -> 0.586, as MIPROv2 did on extract_claims):
+    # round 1 would run the same programs on the same cases, so its evaluation is round 0's, reused.
+    jobs = ScriptedJobs(tmp_path, val={"judge": (0.586, 0.586)},
+                        blame={(): {"judge": 16, "extract_claims": 5, "none": 9},
+                               ("extract_claims",): {"judge": 3, "none": 5}})
+    result = run(_cfg(tmp_path), evaluate=jobs.evaluate, optimize=jobs.optimize)
+
+    assert [(c[0], c[1]) for c in jobs.calls] == [("evaluate", ()), ("optimize", "judge"),
+                                                  ("optimize", "extract_claims"), ("evaluate", ("extract_claims",))]
+    rows = result["rows"]
+    assert [r["compiled"] for r in rows] == ["none", "none", "extract_claims"]
+    assert rows[1]["reused_from"] == 0 and rows[1]["run_id"] == "eval0" and rows[1]["gain_vs_previous"] == 0.0
+    assert rows[1]["optimized"] == "judge (bootstrap), not adopted"
+    assert rows[2]["optimized"] == "extract_claims (bootstrap)"
+    assert "(round 0's, reused)" in result["table"]
+
+    always = ScriptedJobs(tmp_path / "always", val={"judge": (0.586, 0.586)})
+    run(_cfg(tmp_path / "always", "optimize.adopt_min_val_gain=null"), evaluate=always.evaluate,
+        optimize=always.optimize)
+    assert [c[1] for c in always.calls if c[0] == "evaluate"] == [(), ("judge",), ("extract_claims", "judge")]
 
 
 def test_the_loop_stops_when_no_allowed_stage_is_blamed_and_refuses_resume_false(tmp_path):
