@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from factlab.evals.gold import claim_offset, containing, gold_claims, gold_spans
+from factlab.evals.gold import claim_offset, gold_claims, gold_spans
 from factlab.matching.claims import ClaimMatcher
+from factlab.matching.segment import containing
 from factlab.pipeline.trace import ClaimTrace, DocumentTrace
 
 MISSED = "missed"  # predicted label of a gold claim no predicted claim matches

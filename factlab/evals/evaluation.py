@@ -26,8 +26,9 @@ from factlab.evals.attribution import (
     recall,
     reprocess,
 )
-from factlab.evals.gold import claim_offset, containing, gold_claims, gold_spans
+from factlab.evals.gold import claim_offset, gold_claims, gold_spans
 from factlab.matching.claims import ClaimMatcher
+from factlab.matching.segment import containing
 from factlab.models.errors import classify_exception
 from factlab.pipeline.pipeline import Pipeline
 from factlab.pipeline.trace import CLAIM_STAGES, DOC_STAGES

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from factlab.matching.segment import containing
 from factlab.matching.text import similarity
 from factlab.schema import Evidence, Judgment
 
@@ -53,21 +54,6 @@ def claim_offset(case: Mapping, claim: Mapping) -> int:
     spans = gold_spans(case)
     index = claim.get("paragraph", 0)
     return spans[index][0] if 0 <= index < len(spans) else 0
-
-
-def containing(spans: Sequence[tuple[int, int]], offset: int) -> int | None:
-    """Index of the span holding `offset` (the nearest one before it when it falls between spans).
-
-    >>> containing([(0, 4), (6, 9)], 7), containing([(0, 4), (6, 9)], 5), containing([], 3)
-    (1, 0, None)
-    """
-    best = None
-    for index, (start, end) in enumerate(spans):
-        if start <= offset < end:
-            return index
-        if start <= offset:
-            best = index
-    return best if best is not None else (0 if spans else None)
 
 
 def span_overlap(a: tuple[int, int], b: tuple[int, int]) -> float:

@@ -9,6 +9,7 @@ stage programs, the pipeline and retrieval's chunking split text the same way).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # A sentence ends at . ! ? ; followed by space, or at a Chinese 。！？； (closing quotes/brackets stay with it).
 _SENTENCE_END_RE = re.compile(r"(?:[.!?]+[\"'”’)\]]*(?=\s)|[。！？；]+[”’」』）)\]]*)")
@@ -74,3 +75,18 @@ def _ends_in_abbreviation(text: str, cursor: int, match: re.Match) -> bool:
     words = text[cursor : match.start()].split()
     word = words[-1].lower().lstrip("(\"'“") if words else ""
     return word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())
+
+
+def containing(spans: Sequence[tuple[int, int]], offset: int) -> int | None:
+    """Index of the span holding `offset` (the nearest one before it when it falls between spans).
+
+    >>> containing([(0, 4), (6, 9)], 7), containing([(0, 4), (6, 9)], 5), containing([], 3)
+    (1, 0, None)
+    """
+    best = None
+    for index, (start, end) in enumerate(spans):
+        if start <= offset < end:
+            return index
+        if start <= offset:
+            best = index
+    return best if best is not None else (0 if spans else None)

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 import dspy
 
-from factlab.matching.segment import sentence_spans
+from factlab.matching.segment import containing, sentence_spans
 from factlab.matching.text import Match, match_texts
 from factlab.metrics import f1
 from factlab.untrusted import neutralise
@@ -153,10 +153,9 @@ def _sentences_by_paragraph(case: dict, spans: list[list[int]]) -> list[list[dic
             at = case["text"].find(sentence["text"])
         else:
             cursor = at + len(sentence["text"])
-        for index, (start, end) in enumerate(spans):
-            if start <= at < end:
-                out[index].append(sentence)
-                break
+        index = containing(spans, at) if at >= 0 else None
+        if index is not None and spans[index][0] <= at < spans[index][1]:
+            out[index].append(sentence)
     return out
 
 
