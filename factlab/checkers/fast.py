@@ -25,6 +25,7 @@ from factlab.models.errors import classify_exception
 from factlab.pipeline.pipeline import Pipeline, sentence_rows, source_sentence
 from factlab.pipeline.trace import ClaimTrace, DocumentTrace, ParagraphTrace
 from factlab.programs.checkworthy import CLASSIFIER_LABELS as CHECKWORTHY_LABELS
+from factlab.programs.extract_claims import extraction_input
 from factlab.retrieval.encoders import CachedEncoder
 from factlab.schema import Judgment
 
@@ -92,7 +93,7 @@ class FastChecker(Pipeline):
         if "extract_claims" in fixed or "review_claims" in fixed:
             return super()._paragraph(index, paragraphs, fixed)
         rows = fixed["checkworthy"][index]
-        unit = ParagraphTrace(sentences=rows, worthy=" ".join(r["text"] for r in rows if r["checkworthy"]))
+        unit = ParagraphTrace(sentences=rows, worthy=extraction_input(r["text"] for r in rows if r["checkworthy"]))
         claims = []
         for i, claim, how in sentence_claims([r["text"] for r in rows], [r["checkworthy"] for r in rows]):
             claims.append(claim)

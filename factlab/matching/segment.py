@@ -90,3 +90,26 @@ def containing(spans: Sequence[tuple[int, int]], offset: int) -> int | None:
         if start <= offset:
             best = index
     return best if best is not None else (0 if spans else None)
+
+
+# A sentence that ends in Chinese punctuation (or a CJK character) is followed by the next one without a space.
+_CJK_END_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff。！？；：，、”’」』）]$")
+
+
+def join_sentences(sentences: Sequence[str]) -> str:
+    """Sentences back into one text: a space after a Latin sentence, none after a Chinese one (Chinese writes no
+    space between sentences).
+
+    >>> join_sentences(["A rose 5%.", "B fell."])
+    'A rose 5%. B fell.'
+    >>> join_sentences(["营收增长5%。", "利润下降。", "Acme grew."])
+    '营收增长5%。利润下降。Acme grew.'
+    >>> join_sentences(["Acme grew.", "利润下降。"]), join_sentences([" x ", ""])
+    ('Acme grew. 利润下降。', 'x')
+    """
+    out = ""
+    for sentence in (s.strip() for s in sentences):
+        if not sentence:
+            continue
+        out += ("" if not out or _CJK_END_RE.search(out) else " ") + sentence
+    return out

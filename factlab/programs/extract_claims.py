@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 import dspy
 
-from factlab.matching.segment import containing, sentence_spans
+from factlab.matching.segment import containing, join_sentences, sentence_spans
 from factlab.matching.text import Match, match_texts
 from factlab.metrics import f1
 from factlab.untrusted import neutralise
@@ -115,13 +115,14 @@ def metric(gold, pred, trace=None, pred_name=None, pred_trace=None, match: Match
 
 
 def extraction_input(worthy_sentences: Iterable[str]) -> str:
-    """The `paragraph` the stage reads: a paragraph's check-worthy sentences, in order, joined by a space (the
-    pipeline runs check-worthiness first and extracts from what it kept).
+    """The `paragraph` the stage reads: a paragraph's check-worthy sentences, in order, joined as the text would be
+    (a space after a Latin sentence, none after a Chinese one; the pipeline runs check-worthiness first and extracts
+    from what it kept).
 
-    >>> extraction_input(["A rose 5%.", "B fell."])
-    'A rose 5%. B fell.'
+    >>> extraction_input(["A rose 5%.", "B fell."]), extraction_input(["营收增长5%。", "利润下降。"])
+    ('A rose 5%. B fell.', '营收增长5%。利润下降。')
     """
-    return " ".join(worthy_sentences)
+    return join_sentences(list(worthy_sentences))
 
 
 def summarise_context(paragraphs: list[str], max_chars: int = CONTEXT_CHARS) -> str:
@@ -139,7 +140,7 @@ def summarise_context(paragraphs: list[str], max_chars: int = CONTEXT_CHARS) -> 
         spans = sentence_spans(text)
         if spans:
             firsts.append(text[spans[0][0]:spans[0][1]].strip())
-    summary = " ".join(firsts)
+    summary = join_sentences(firsts)
     return summary[-max_chars:].lstrip() if len(summary) > max_chars else summary
 
 
