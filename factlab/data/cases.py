@@ -18,6 +18,7 @@ from pathlib import Path
 
 from factlab.data.errors import CaseError
 from factlab.data.rows import read_rows
+from factlab.matching.segment import sentence_spans
 from factlab.schema import DEFAULT_VERTICALS, LABELS, LANGUAGES, RELATIONS, normalise_relation
 
 ERROR_TYPES: tuple[str, ...] = (
@@ -208,12 +209,17 @@ def validate_case(case: object, where: str, sources: dict[str, dict] | None = No
             validate_source(record, where, f"sources[{position}]")
         sources = index_sources(case["sources"], where)
     _check_paragraphs(case.get("paragraphs", []), len(text), where)
+    segmented = {text[start:end].strip() for start, end in sentence_spans(text)} if case.get("sentences") else set()
     for position, sentence in enumerate(case.get("sentences", [])):
         field = f"sentences[{position}]"
         _check_fields(sentence, _SENTENCE_FIELDS, field, where)
         if sentence["text"] not in text:
             raise CaseError(where, f"{field}.text", f"expected a verbatim substring of `text`, got "
                                                     f"{_show(sentence['text'])}")
+        if sentence["text"].strip() not in segmented:
+            raise CaseError(where, f"{field}.text", "expected one whole sentence as the pipeline splits `text` "
+                                                    "(factlab.matching.segment: it ends a sentence at . ! ? ; and at "
+                                                    f"。！？；), got {_show(sentence['text'])}")
     claim_ids: set[str] = set()
     for position, claim in enumerate(case.get("claims", [])):
         _check_claim(claim, f"claims[{position}]", case, sources, verticals, where)

@@ -63,6 +63,8 @@ BAD_ROWS = [
     (_set("paragraphs", [[0, 999]]), "paragraphs[0]", ["len(text) = 88"]),
     (_set("paragraphs", [[0, "x"]]), "paragraphs[0]", ["[start, end] integers"]),
     (_set("sentences.1.text", "Not in the text."), "sentences[1].text", ["verbatim substring of `text`"]),
+    (_set("sentences.1.text", "It was mass produced"), "sentences[1].text",
+     ["one whole sentence as the pipeline splits", "'It was mass produced'"]),
     (_set("sentences.0.checkworthy", "yes"), "sentences[0].checkworthy", ["expected boolean, got string"]),
     (_set("claims.1.relation", "supports"), "claims[1].relation", ["expected one of support", "write 'support'"]),
     (_set("claims.1.relation", "maybe"), "claims[1].relation", ["partial_support", "'maybe'"]),
