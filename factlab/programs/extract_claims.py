@@ -59,17 +59,22 @@ class ClaimExtractor(dspy.Module):
 
 
 def claim_flaws(claim: str) -> list[str]:
-    """Surface problems of one claim: not decontextualised (opens with a pronoun), not atomic (joined facts).
+    """Surface problems of one claim: not decontextualised (opens with a pronoun), not atomic (joined facts, or
+    several sentences: a copied passage matches one gold claim and would otherwise count as precise).
 
     >>> claim_flaws("It was released in 2019.")
     ['not decontextualised: starts with a pronoun or vague reference']
     >>> claim_flaws("Acme X1 was released in 2019.")
     []
+    >>> claim_flaws("Sales rose 5% in 2023. That is a record.")
+    ['not atomic: several sentences']
     """
     flaws = []
     if _PRONOUN_START.search(claim.strip()):
         flaws.append("not decontextualised: starts with a pronoun or vague reference")
-    if _COMPOUND.search(claim):
+    if len(sentence_spans(claim)) > 1:
+        flaws.append("not atomic: several sentences")
+    elif _COMPOUND.search(claim):
         flaws.append("not atomic: joins several facts")
     return flaws
 

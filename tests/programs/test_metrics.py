@@ -33,6 +33,8 @@ def test_vertical_metric(got, score):
          0.6, 0.7, ["Missing gold claims", "costs 300"]),
         (["Acme X1 was released in 2019."], ["It was released in 2019."], 0.0, 0.95, ["not decontextualised"]),
         ([], ["I love it."], 0.0, 0.0, ["Extra claims"]),
+        (["Acme X1 was released in 2019.", "Acme X1 costs 300 dollars."],
+         ["Acme X1 was released in 2019. Acme X1 costs 300 dollars."], 0.5, 0.6, ["not atomic: several sentences"]),
         (["青霉素于1928年被弗莱明发现。"], ["青霉素于1928年被弗莱明发现"], 1.0, 1.0, []),
     ],
 )
