@@ -143,7 +143,14 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 
     from factlab.data.registry import load_dataset
     from factlab.optimize.examples import stage_splits
-    from factlab.optimize.runs import fingerprint, prepare_run_dir, record_mlflow_run, recorded_mlflow_run
+    from factlab.optimize.runs import (
+        examples_hash,
+        fingerprint,
+        prepare_run_dir,
+        record_mlflow_run,
+        recorded_mlflow_run,
+        source_hash,
+    )
     from factlab.runtime import configure_lm_cache, prepare_offline_env
     from factlab.tracking.run import resolved_config, tracked_run
 
@@ -152,10 +159,12 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     resolved = resolved_config(cfg)
     stage, optimizer_name = cfg.stage.name, cfg.optimizer.name
     dataset = load_dataset(cfg.dataset)
-    print_ = fingerprint(resolved, cfg.fingerprint_ignore, dataset.content_hash)
+    splits = stage_splits(dataset.cases, stage, cfg.splits, cfg.seed, cfg.max_examples, cfg.vertical)
+    code = source_hash(f"factlab.programs.{stage}")
+    print_ = fingerprint(resolved, cfg.fingerprint_ignore, dataset.content_hash,
+                         {"examples": examples_hash(splits), **({"stage_source": code} if code else {})})
     run_dir, resumed = prepare_run_dir(cfg.runs_dir, stage, optimizer_name, print_, cfg.resume)
     configure_lm_cache(cfg.cache_dir)
-    splits = stage_splits(dataset.cases, stage, cfg.splits, cfg.seed, cfg.max_examples, cfg.vertical)
     scorer, metric_tags = _scorer(cfg, dataset.cases, stage)
     tracker = instantiate(cfg.tracking)
     sweep = _sweep_id(cfg)

@@ -1,8 +1,11 @@
 """Run-specific directories: one per resolved config, so the same command resumes and another never does.
 
-The directory name carries a hash of the resolved config (minus `fingerprint_ignore` keys such as tracking) and of
-the dataset's content. It holds `fingerprint.json` (what was hashed), GEPA's checkpoint, the compiled program and
-`mlflow_runs.json` (tracking URI -> MLflow run id), so a resumed run logs into the MLflow run it started.
+The directory name carries a hash of the resolved config (minus `fingerprint_ignore` keys such as tracking), of
+the dataset's content and, for optimize.py, of what the code makes of them: the examples of every split (inputs and
+gold, as the stage's `to_examples` builds them) and the source of the stage's module (its signature, program and
+metric), so a run is not resumed after a change that alters what it optimizes or how it scores. It holds
+`fingerprint.json` (what was hashed), GEPA's checkpoint, the compiled program and `mlflow_runs.json` (tracking
+URI -> MLflow run id), so a resumed run logs into the MLflow run it started.
 """
 
 from __future__ import annotations
@@ -43,9 +46,44 @@ def drop_keys(config: Mapping[str, Any], dotted_keys: Iterable[str]) -> dict[str
     return out
 
 
-def fingerprint(config: Mapping[str, Any], ignore: Iterable[str], data_hash: str) -> dict[str, Any]:
-    """What identifies a run: the config without the ignored keys, plus the dataset's content hash."""
-    return {"config": drop_keys(config, ignore), "dataset_content_hash": data_hash}
+def fingerprint(config: Mapping[str, Any], ignore: Iterable[str], data_hash: str,
+                inputs: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """What identifies a run: the config without the ignored keys, the dataset's content hash and `inputs` (more
+    hashes, e.g. `examples_hash` and `source_hash`)."""
+    print_ = {"config": drop_keys(config, ignore), "dataset_content_hash": data_hash}
+    return {**print_, "inputs": dict(inputs)} if inputs else print_
+
+
+def examples_hash(splits: Mapping[str, Iterable[Any]]) -> str:
+    """sha256 of every split's examples (DSPy examples or dicts), in order: what an optimizer compiles and scores on.
+
+    >>> import dspy
+    >>> a = {"train": [dspy.Example(paragraph="A rose.", claims=["A rose."]).with_inputs("paragraph")]}
+    >>> b = {"train": [dspy.Example(paragraph="A rose. ", claims=["A rose."]).with_inputs("paragraph")]}
+    >>> examples_hash(a) == examples_hash(a) != examples_hash(b)
+    True
+    """
+    rows = {name: [dict(e.toDict()) if hasattr(e, "toDict") else dict(e) for e in examples]
+            for name, examples in splits.items()}
+    text = json.dumps(rows, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def source_hash(module: str) -> str | None:
+    """sha256 of a module's source file, None when it has none (not found, or built in).
+
+    >>> len(source_hash("factlab.optimize.runs")), source_hash("factlab.no_such_module")
+    (64, None)
+    """
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not Path(spec.origin).is_file():
+        return None
+    return hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest()
 
 
 def config_hash(print_: Mapping[str, Any], length: int = 12) -> str:

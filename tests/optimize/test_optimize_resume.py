@@ -72,3 +72,27 @@ def test_a_recorded_mlflow_run_that_is_gone_starts_a_new_one(tmp_path):
     mlflow.MlflowClient(tracking_uri=store).delete_run(first["mlflow_run_id"])
     again = run(fake_config(tmp_path, ["optimizer=none"], tracking=True))
     assert again["resumed"] and again["mlflow_run_id"] != first["mlflow_run_id"]
+
+
+def test_changed_examples_or_stage_code_get_a_new_run_dir(tmp_path, monkeypatch):
+    """A code change that alters what the optimizer sees (the examples) or how it scores (the stage's module) must
+    not resume the run made before it, though the config and the dataset are the same."""
+    import factlab.optimize.examples as examples
+    import factlab.optimize.runs as runs
+
+    base = run(fake_config(tmp_path, ["optimizer=none"]))
+    original = examples.stage_splits
+
+    def edited(*args, **kwargs):
+        splits = original(*args, **kwargs)
+        first = splits["train"][0]
+        splits["train"][0] = first.copy(**{key: f"{first[key]} " for key in first.inputs().keys()})
+        return splits
+
+    monkeypatch.setattr(examples, "stage_splits", edited)
+    changed_examples = run(fake_config(tmp_path, ["optimizer=none"]))
+    monkeypatch.setattr(examples, "stage_splits", original)
+    monkeypatch.setattr(runs, "source_hash", lambda module: "edited")
+    changed_code = run(fake_config(tmp_path, ["optimizer=none"]))
+    dirs = {base["run_dir"], changed_examples["run_dir"], changed_code["run_dir"]}
+    assert len(dirs) == 3 and not changed_examples["resumed"] and not changed_code["resumed"]
