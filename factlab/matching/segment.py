@@ -93,7 +93,7 @@ def containing(spans: Sequence[tuple[int, int]], offset: int) -> int | None:
 
 
 # A sentence that ends in Chinese punctuation (or a CJK character) is followed by the next one without a space.
-_CJK_END_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff。！？；：，、”’」』）]$")
+_CJK_END_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff。！？；：，、”’」』）]")
 
 
 def join_sentences(sentences: Sequence[str]) -> str:
@@ -111,5 +111,5 @@ def join_sentences(sentences: Sequence[str]) -> str:
     for sentence in (s.strip() for s in sentences):
         if not sentence:
             continue
-        out += ("" if not out or _CJK_END_RE.search(out) else " ") + sentence
+        out += ("" if not out or _CJK_END_RE.fullmatch(out[-1]) else " ") + sentence
     return out

@@ -63,10 +63,8 @@ def examples_hash(splits: Mapping[str, Iterable[Any]]) -> str:
     >>> examples_hash(a) == examples_hash(a) != examples_hash(b)
     True
     """
-    rows = {name: [dict(e.toDict()) if hasattr(e, "toDict") else dict(e) for e in examples]
-            for name, examples in splits.items()}
-    text = json.dumps(rows, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return config_hash({name: [dict(e.toDict()) if hasattr(e, "toDict") else dict(e) for e in examples]
+                        for name, examples in splits.items()}, length=64)
 
 
 def source_hash(module: str) -> str | None:
@@ -77,13 +75,15 @@ def source_hash(module: str) -> str | None:
     """
     import importlib.util
 
+    from factlab.stages.build import file_digest
+
     try:
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
         return None
     if spec is None or not spec.origin or not Path(spec.origin).is_file():
         return None
-    return hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest()
+    return file_digest(spec.origin)
 
 
 def config_hash(print_: Mapping[str, Any], length: int = 12) -> str:

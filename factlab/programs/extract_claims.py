@@ -82,7 +82,7 @@ def claim_flaws(claim: str) -> list[str]:
 def _score(gold: dspy.Example, pred: dspy.Prediction, match: Match | None = None) -> tuple[float, dict]:
     gold_claims = list(gold.claims)
     pred_claims = [c for c in (getattr(pred, "claims", None) or []) if isinstance(c, str)]
-    flawed = {c: claim_flaws(c) for c in pred_claims if claim_flaws(c)}
+    flawed = {c: flaws for c in pred_claims if (flaws := claim_flaws(c))}
     if not gold_claims:
         score = 1.0 if not pred_claims else 0.0
         return score, {"missing": [], "extra": pred_claims, "matched": [], "flawed": flawed, "precision": score,
