@@ -86,6 +86,31 @@ def source_hash(module: str) -> str | None:
     return file_digest(spec.origin)
 
 
+def package_source_hash(package: str) -> str | None:
+    """sha256 over every `.py` file of a package (its path inside the package and its digest), None when the package
+    is not found: what a job that runs the whole package (the loop's evaluations) was computed by.
+
+    >>> h = package_source_hash("factlab.loop")
+    >>> len(h), h == package_source_hash("factlab.loop") != package_source_hash("factlab.optimize")
+    (64, True)
+    >>> package_source_hash("factlab.no_such_package") is None
+    True
+    """
+    import importlib.util
+
+    from factlab.stages.build import file_digest
+
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(next(iter(spec.submodule_search_locations)))
+    files = sorted(root.rglob("*.py"))
+    return config_hash({f.relative_to(root).as_posix(): file_digest(f) for f in files}, length=64)
+
+
 def config_hash(print_: Mapping[str, Any], length: int = 12) -> str:
     """Short sha256 of a fingerprint's canonical JSON.
 

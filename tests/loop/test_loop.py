@@ -118,6 +118,20 @@ def test_an_interrupted_loop_resumes_after_its_last_finished_step(tmp_path):
     assert done.calls == []  # a finished loop only redraws its table
 
 
+def test_a_changed_source_starts_a_new_loop_instead_of_resuming_one_scored_by_the_old_code(tmp_path, monkeypatch):
+    import factlab.optimize.runs as runs
+
+    cfg = _cfg(tmp_path)
+    first = run(cfg, evaluate=ScriptedJobs(tmp_path).evaluate, optimize=ScriptedJobs(tmp_path).optimize)
+    monkeypatch.setattr(runs, "package_source_hash", lambda package: "another version of " + package)
+    again = ScriptedJobs(tmp_path)
+    second = run(cfg, evaluate=again.evaluate, optimize=again.optimize)
+    assert second["loop_dir"] != first["loop_dir"]
+    assert [c[0] for c in again.calls] == ["evaluate", "optimize", "evaluate", "optimize", "evaluate"]
+    state = json.loads((Path(second["loop_dir"]) / "state.json").read_text())
+    assert state["fingerprint"]["inputs"]["source"] == "another version of factlab"
+
+
 def test_a_program_without_a_val_gain_is_not_adopted_and_the_unchanged_round_is_not_evaluated_again(tmp_path):
     # The judge's optimizer returns the program as written (val 0.586 -> 0.586, as MIPROv2 did on extract_claims):
     # round 1 would run the same programs on the same cases, so its evaluation is round 0's, reused.
