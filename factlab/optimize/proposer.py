@@ -287,9 +287,15 @@ def with_rules(base: str, rules: Sequence[str]) -> str:
     return base + "\n\n" + RULES_HEADER + "\n" + "\n".join(f"- {rule}" for rule in rules)
 
 
+# A rule that points the student at the feedback or the gold ("answer with what the feedback expected instead of
+# "Missing gold claims"", as the 1.5B wrote echoing RULES_PROMPT) asks for what the student never sees.
+_FEEDBACK_ECHO = re.compile(r"\bfeedback\b|\bgold\b|\bexpected (?:answer|output)\b|反馈|标准答案", re.IGNORECASE)
+
+
 def parse_rules(answer: str, max_rules: int, max_words: int) -> list[str]:
     r"""The rules of a reflector's answer: its bullet or numbered lines (a one-line answer without bullets counts
-    as one rule), each cut to a sentence of at most `max_words` words; chatty openers and headings are skipped.
+    as one rule), each cut to a sentence of at most `max_words` words; chatty openers and headings are skipped, and
+    so is a rule that refers to the feedback or the gold, which the student never sees (logged).
 
     >>> parse_rules("Sure! Here are the rules:\n- Compare every year in the claim with the evidence.\n"
     ...             "2. Treat a different unit as a contradiction.", 3, 30)
@@ -298,6 +304,9 @@ def parse_rules(answer: str, max_rules: int, max_words: int) -> list[str]:
     ['Answer insufficient when the evidence is about another population.']
     >>> parse_rules("- " + "word " * 40, 3, 30)
     []
+    >>> parse_rules('- When a claim is missing, answer with what the feedback expected instead of "Missing gold claims".\n'
+    ...             "- When a sentence states two facts, write two claims.", 3, 30)
+    ['When a sentence states two facts, write two claims.']
     """
     lines = [line.strip() for line in answer.strip().strip("`").splitlines() if line.strip()]
     bullets = [m.group(1).strip() for line in lines if (m := _BULLET.match(line))]
@@ -307,6 +316,9 @@ def parse_rules(answer: str, max_rules: int, max_words: int) -> list[str]:
     for rule in bullets:
         rule = rule.strip("*_ ")
         if not rule or len(rule.split()) > max_words or rule.endswith(":"):
+            continue
+        if _FEEDBACK_ECHO.search(rule):
+            logger.info("rule dropped (it refers to the feedback or the gold, which the student never sees): %r", rule)
             continue
         if not rule.endswith(_CLOSING):
             rule += "."

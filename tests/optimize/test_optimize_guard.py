@@ -156,6 +156,23 @@ def test_rules_proposer_keeps_the_newest_rules_within_its_cap():
     assert split_rules(out) == (CURRENT, ["Old rule two.", "New rule about dates.", "New rule about units."])
 
 
+def test_rules_that_send_the_student_to_the_feedback_are_dropped(caplog):
+    # What the 1.5B proposed for extract_claims on 2026-12-05 (the shared gepa_rules run): every rule echoes the
+    # prompt's "what the feedback expected" and the metric's wording; GEPA kept it on its minibatch.
+    import dspy
+
+    from factlab.optimize.proposer import RulesProposer
+
+    echo = ('- When a claim is missing from the paragraph, answer with what the feedback expected instead of '
+            '"Missing gold claims".\n- When a claim is not atomic, answer with what the feedback expected instead of '
+            '"One fact per claim".\n- 当反馈指出遗漏时，补上遗漏的事实。')
+    with dspy.context(lm=lambda prompt, **kwargs: [echo]), caplog.at_level("INFO"):
+        out = RulesProposer()({"p": CURRENT}, {"p": [{"Feedback": "feedback f"}]}, ["p"])["p"]
+    assert out == CURRENT
+    assert proposal_problem(out, CURRENT, **LIMITS) == "identical to the current instruction"
+    assert caplog.text.count("rule dropped") == 3
+
+
 def test_gepa_rules_runs_and_logs_every_proposal_with_its_outcome(tmp_path):
     out = run(fake_config(tmp_path, ["optimizer=gepa_rules", "budget.max_metric_calls=50"]))
     before, after = out["instructions_before"]["classify"], out["instructions_after"]["classify"]
