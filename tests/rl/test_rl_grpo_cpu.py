@@ -131,7 +131,8 @@ def test_train_py_runs_the_curriculum_warm_start_and_before_after(tmp_path, tiny
          f"output_root={tmp_path}", "~recipe.retrieval.encoder",
          "+recipe.retrieval.encoder._target_=factlab.retrieval.encoders.HashingEncoder", "recipe.max_steps=1",
          "recipe.num_generations=2", "recipe.max_completion_length=16", "recipe.max_tool_calls=1",
-         "recipe.max_rows.train=6", "recipe.max_rows.test=1", "recipe.curriculum.order=one_search_first",
+         "recipe.max_rows.train=6", "recipe.max_rows.test=2", "recipe.eval_generations=1",
+         "recipe.curriculum.order=one_search_first",
          "recipe.eval_before=true", "recipe.warm_start.steps=1", "recipe.warm_start.max_length=4096",
          f"hydra.run.dir={tmp_path}/hydra"], cwd=repo, env=env, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -149,8 +150,8 @@ def test_train_py_runs_the_curriculum_warm_start_and_before_after(tmp_path, tiny
     assert low <= held_out["after"]["verdict"]["mean"] <= high
     assert metrics["test/verdict"] == pytest.approx(held_out["after"]["verdict"]["mean"], abs=1e-6)
     assert metrics["test_gain/verdict"] == pytest.approx(held_out["gain"]["verdict"]["mean"], abs=1e-6)
-    assert held_out["before"]["rows"] == held_out["after"]["rows"] == held_out["gain"]["rows"] == 1
-    assert held_out["after"]["rollouts"] == 2  # one test row x num_generations
+    assert held_out["before"]["rows"] == held_out["after"]["rows"] == held_out["gain"]["rows"] == 2
+    assert held_out["after"]["rollouts"] == held_out["before"]["rollouts"] == 2  # two test rows x eval_generations 1
     rollouts = [json.loads(line) for line in next(tmp_path.rglob("rollouts_after.jsonl")).read_text().splitlines()]
     assert len(rollouts) == 2 and {"case_id", "score", "acc", "searched"} <= set(rollouts[0])
     assert params["rl/curriculum"] == "one_search_first" and params["rl/warm_start_steps"] == "1"

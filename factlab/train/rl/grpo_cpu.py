@@ -212,7 +212,8 @@ def load_rows(path: str | Path, limit: int | None = None):
 
 def grpo_config(out_dir: Path, max_steps: int, batch_size: int, num_generations: int, max_completion_length: int,
                 max_tool_calls: int, learning_rate: float, temperature: float, beta: float, bf16: bool, seed: int,
-                shuffle: bool = True, reward_weights: Sequence[float] | None = None, save_every: int = 0):
+                shuffle: bool = True, reward_weights: Sequence[float] | None = None, save_every: int = 0,
+                eval_generations: int | None = None):
     """TRL's GRPOConfig for a CPU run: every step logged, no external reporting (the tracker callback logs).
 
     Args:
@@ -220,12 +221,15 @@ def grpo_config(out_dir: Path, max_steps: int, batch_size: int, num_generations:
         reward_weights: per reward function (None = all 1); 0 logs a function without training on it.
         save_every: a checkpoint (LoRA adapter, optimizer, RNG, the step log) in `out_dir` every this many steps,
             the last two kept, so an interrupted run resumes (`train_grpo(resume_from=...)`); 0 = none.
+        eval_generations: rollouts per held-out row (None = `num_generations`): the held-out spread is mostly between
+            claims, so more rows at one rollout each measure more for the same generation time.
     """
     from trl import GRPOConfig
 
     return GRPOConfig(output_dir=str(out_dir), max_steps=max_steps,
                       per_device_train_batch_size=batch_size * num_generations,
-                      per_device_eval_batch_size=num_generations, num_generations=num_generations,
+                      per_device_eval_batch_size=eval_generations or num_generations, num_generations=num_generations,
+                      num_generations_eval=eval_generations or num_generations,
                       max_completion_length=max_completion_length, max_tool_calling_iterations=max_tool_calls,
                       learning_rate=learning_rate, temperature=temperature, beta=beta, bf16=bf16, use_cpu=True,
                       logging_steps=1, save_strategy="steps" if save_every > 0 else "no",
@@ -317,7 +321,7 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
                     max_tool_calls: int, learning_rate: float, temperature: float, beta: float, peft: Mapping,
                     reward: Mapping, bf16: bool, business: str, curriculum: Mapping | None = None,
                     eval_before: bool = False, warm_start: Mapping | None = None, save_every: int = 0,
-                    curve_window: int = 10) -> dict:
+                    curve_window: int = 10, eval_generations: int | None = None) -> dict:
     """Prepare the RL rows, serve retrieval, run GRPO steps with LoRA, report the test reward.
 
     Args:
@@ -328,6 +332,7 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
         save_every: a GRPO checkpoint every this many steps; rerunning the same config resumes from the last one
             written whole (`resume=true`), the "before" evaluation kept beside it; 0 = no checkpoints.
         curve_window: the moving average of the per-step curves (`rl_curves.png`).
+        eval_generations: rollouts per held-out row, before and after (None = `num_generations`).
 
     Returns:
         `test/reward` (mean reward of the trained policy on the test rows, the headline), the per-step train rewards
@@ -357,7 +362,7 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
     test_rows = load_rows(test_file) if test_file else None
     config = grpo_config(job.work_dir / "trl", max_steps, batch_size, num_generations, max_completion_length,
                          max_tool_calls, learning_rate, temperature, beta, bf16, job.seed, shuffle=order == "none",
-                         reward_weights=[1.0, 0.0, 0.0], save_every=save_every)
+                         reward_weights=[1.0, 0.0, 0.0], save_every=save_every, eval_generations=eval_generations)
     resume_from = resumable_checkpoint(job.work_dir / "trl", job.resume)
     if resume_from:
         logger.info("GRPO resumes from %s", resume_from)
