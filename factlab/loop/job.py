@@ -58,12 +58,12 @@ def loop_dir(cfg: DictConfig) -> tuple[Path, dict]:
     the whole pipeline, so a loop resumed after a code change would mix rounds scored by two versions of it; a
     changed source starts a new loop dir, where the steps replay from DSPy's cache and the optimize run dirs)."""
     from factlab.data.registry import load_dataset
-    from factlab.optimize.runs import config_hash, fingerprint, package_source_hash
+    from factlab.optimize.runs import config_hash, fingerprint, source_hash
     from factlab.tracking.run import resolved_config
 
     data = load_dataset(_composed("evaluate", [f"dataset={cfg.data}"], cfg).dataset)
     print_ = fingerprint(resolved_config(cfg), ["tracking", "out_dir", "resume", "progress", "hydra"],
-                         data.content_hash, {"source": package_source_hash("factlab") or "none"})
+                         data.content_hash, {"source": source_hash("factlab") or "none"})
     return Path(cfg.out_dir) / f"{cfg.name}-{config_hash(print_)}", print_
 
 

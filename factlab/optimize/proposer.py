@@ -304,7 +304,7 @@ def parse_rules(answer: str, max_rules: int, max_words: int) -> list[str]:
     ['Answer insufficient when the evidence is about another population.']
     >>> parse_rules("- " + "word " * 40, 3, 30)
     []
-    >>> parse_rules('- When a claim is missing, answer with what the feedback expected instead of "Missing gold claims".\n'
+    >>> parse_rules('- When a claim is missing, answer with what the feedback expected instead of "Missing gold".\n'
     ...             "- When a sentence states two facts, write two claims.", 3, 30)
     ['When a sentence states two facts, write two claims.']
     """

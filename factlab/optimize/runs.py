@@ -67,33 +67,14 @@ def examples_hash(splits: Mapping[str, Iterable[Any]]) -> str:
                         for name, examples in splits.items()}, length=64)
 
 
-def source_hash(module: str) -> str | None:
-    """sha256 of a module's source file, None when it has none (not found, or built in).
+def source_hash(name: str) -> str | None:
+    """sha256 of a module's source file, or, for a package, over every `.py` file in it (its path inside the package
+    and its digest: what a job that runs the whole package, the loop's evaluations, was computed by); None when
+    there is no source (not found, or built in).
 
     >>> len(source_hash("factlab.optimize.runs")), source_hash("factlab.no_such_module")
     (64, None)
-    """
-    import importlib.util
-
-    from factlab.stages.build import file_digest
-
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.origin or not Path(spec.origin).is_file():
-        return None
-    return file_digest(spec.origin)
-
-
-def package_source_hash(package: str) -> str | None:
-    """sha256 over every `.py` file of a package (its path inside the package and its digest), None when the package
-    is not found: what a job that runs the whole package (the loop's evaluations) was computed by.
-
-    >>> h = package_source_hash("factlab.loop")
-    >>> len(h), h == package_source_hash("factlab.loop") != package_source_hash("factlab.optimize")
-    (64, True)
-    >>> package_source_hash("factlab.no_such_package") is None
+    >>> source_hash("factlab.loop") == source_hash("factlab.loop") != source_hash("factlab.optimize")
     True
     """
     import importlib.util
@@ -101,14 +82,16 @@ def package_source_hash(package: str) -> str | None:
     from factlab.stages.build import file_digest
 
     try:
-        spec = importlib.util.find_spec(package)
+        spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):
         return None
-    if spec is None or not spec.submodule_search_locations:
+    if spec is not None and spec.submodule_search_locations:
+        root = Path(next(iter(spec.submodule_search_locations)))
+        return config_hash({f.relative_to(root).as_posix(): file_digest(f) for f in sorted(root.rglob("*.py"))},
+                           length=64)
+    if spec is None or not spec.origin or not Path(spec.origin).is_file():
         return None
-    root = Path(next(iter(spec.submodule_search_locations)))
-    files = sorted(root.rglob("*.py"))
-    return config_hash({f.relative_to(root).as_posix(): file_digest(f) for f in files}, length=64)
+    return file_digest(spec.origin)
 
 
 def config_hash(print_: Mapping[str, Any], length: int = 12) -> str:

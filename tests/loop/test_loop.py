@@ -123,7 +123,7 @@ def test_a_changed_source_starts_a_new_loop_instead_of_resuming_one_scored_by_th
 
     cfg = _cfg(tmp_path)
     first = run(cfg, evaluate=ScriptedJobs(tmp_path).evaluate, optimize=ScriptedJobs(tmp_path).optimize)
-    monkeypatch.setattr(runs, "package_source_hash", lambda package: "another version of " + package)
+    monkeypatch.setattr(runs, "source_hash", lambda name: "another version of " + name)
     again = ScriptedJobs(tmp_path)
     second = run(cfg, evaluate=again.evaluate, optimize=again.optimize)
     assert second["loop_dir"] != first["loop_dir"]
