@@ -44,6 +44,9 @@ def test_verl_reward_scores_trl_conversations_like_verl_text():
     bad = [{"role": "assistant", "content": '<answer>{"relation": "support"}</answer>'}]
     scores = reward([[]] * 2, [good, bad], ["factlab/bundled"] * 2, [gt, gt], [{}, {}])
     assert scores == [1.0, pytest.approx(0.05)]
+    answered = component_reward("answered", "answered", 0.1, 0.1)
+    silent = [good[0], good[1], {"role": "assistant", "content": "The evidence says y."}]
+    assert answered([[]] * 3, [good, bad, silent], ["factlab/bundled"] * 3, [gt] * 3, [{}] * 3) == [1.0, 1.0, 0.0]
     assert "<tool_response>" in render_completion(good)
 
 
@@ -143,6 +146,7 @@ def test_train_py_runs_the_curriculum_warm_start_and_before_after(tmp_path, tiny
     run = client.search_runs([client.get_experiment_by_name("train/grpo_search_cpu").experiment_id])[0]
     metrics, params = run.data.metrics, run.data.params
     for name in ("test/reward", "test/verdict", "test/searched", "test_before/reward", "test_before/searched",
+                 "test/answered", "test_before/answered", "test/answered_low",
                  "test/verdict_low", "test/verdict_high", "test_gain/verdict", "test_gain/reward"):
         assert name in metrics, sorted(metrics)
     held_out = json.loads(next(tmp_path.rglob("held_out.json")).read_text())

@@ -44,7 +44,8 @@ def answer(body: str) -> str:
 def test_compute_score_table(solution, ground_truth, kwargs, expected):
     result = compute_score("factlab/bundled", solution, ground_truth, {"vertical": "general"}, **kwargs)
     assert result["score"] == pytest.approx(expected)
-    assert set(result) == {"score", "acc", "format", "recall"}
+    assert set(result) == {"score", "acc", "format", "recall", "answered"}
+    assert result["answered"] == float('"relation": "' in solution and "not json" not in solution)
     assert all(isinstance(value, float) for value in result.values())
 
 

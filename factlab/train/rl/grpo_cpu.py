@@ -92,14 +92,16 @@ class RolloutLog:
     numbers their intervals (resampling cases) and the after - before gain paired on the same rows.
 
     >>> log = RolloutLog(); log.phase = "before"
-    >>> log.add({"case_id": "a", "index": 0}, {"score": 0.2, "acc": 0.0, "format": 0.5, "recall": -1.0}, False)
+    >>> log.add({"case_id": "a", "index": 0}, {"score": 0.2, "acc": 0.0, "format": 0.5, "recall": -1.0,
+    ...                                         "answered": 1.0}, False)
     >>> log.phase = "after"
-    >>> log.add({"case_id": "a", "index": 0}, {"score": 1.0, "acc": 1.0, "format": 1.0, "recall": -1.0}, True)
+    >>> log.add({"case_id": "a", "index": 0}, {"score": 1.0, "acc": 1.0, "format": 1.0, "recall": -1.0,
+    ...                                         "answered": 1.0}, True)
     >>> log.summary(200, 0)["after"]["verdict"]["mean"], log.summary(200, 0)["gain"]["verdict"]["mean"]
     (1.0, 1.0)
     """
 
-    PARTS = {"reward": "score", "verdict": "acc", "searched": "searched"}
+    PARTS = {"reward": "score", "verdict": "acc", "searched": "searched", "answered": "answered"}
 
     def __init__(self) -> None:
         self.phase = "train"
@@ -126,7 +128,8 @@ class RolloutLog:
 
     @classmethod
     def _means(cls, records: Sequence[Mapping]) -> dict[str, float]:
-        return {name: sum(r[key] for r in records) / len(records) for name, key in cls.PARTS.items()}
+        # NaN for a part the records lack (the kept "before" of a run from before that part was recorded)
+        return {name: sum(r.get(key, math.nan) for r in records) / len(records) for name, key in cls.PARTS.items()}
 
     def summary(self, samples: int = 2000, seed: int = 0, confidence: float = 0.95) -> dict:
         """Per held-out phase: mean reward, verdict and search rate with percentile intervals resampling cases, the
@@ -163,6 +166,10 @@ class RolloutLog:
         return out
 
 
+# The parts of the reward TRL logs per step and at evaluation (weight-0 reward functions), with their plot titles.
+CURVES = {"verdict": "verdict accuracy", "searched": "search-call rate", "answered": "answer rate"}
+
+
 def verl_reward(format_weight: float, recall_weight: float, business: str = "default",
                 log: RolloutLog | None = None) -> Callable:
     """`compute_score` as a TRL reward function over a batch (its name is what TRL logs: rewards/verl_reward);
@@ -173,8 +180,9 @@ def verl_reward(format_weight: float, recall_weight: float, business: str = "def
 def component_reward(name: str, part: str, format_weight: float, recall_weight: float,
                      business: str = "default", log: RolloutLog | None = None) -> Callable:
     """One part of `compute_score` (`score`: the whole reward; `acc`: the verdict; `searched`: 1 when the rollout
-    called the tool) as a TRL reward function named `name`. Given weight 0 in `reward_weights`, it trains nothing,
-    and TRL logs its mean per step and at evaluation (`rewards/<name>/mean`): the accuracy and search-call curves.
+    called the tool; `answered`: 1 when it ended with an answer naming a known relation) as a TRL reward function
+    named `name`. Given weight 0 in `reward_weights`, it trains nothing, and TRL logs its mean per step and at
+    evaluation (`rewards/<name>/mean`): the accuracy, search-call and answer-rate curves.
 
     >>> acc = component_reward("verdict", "acc", 0.1, 0.1)
     >>> acc(None, ['<answer>{"relation": "support"}</answer>'], ["x"],
@@ -362,7 +370,8 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
     test_rows = load_rows(test_file) if test_file else None
     config = grpo_config(job.work_dir / "trl", max_steps, batch_size, num_generations, max_completion_length,
                          max_tool_calls, learning_rate, temperature, beta, bf16, job.seed, shuffle=order == "none",
-                         reward_weights=[1.0, 0.0, 0.0], save_every=save_every, eval_generations=eval_generations)
+                         reward_weights=[1.0] + [0.0] * len(CURVES), save_every=save_every,
+                         eval_generations=eval_generations)
     resume_from = resumable_checkpoint(job.work_dir / "trl", job.resume)
     if resume_from:
         logger.info("GRPO resumes from %s", resume_from)
@@ -374,8 +383,8 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
         weights = (reward["format_weight"], reward["recall_weight"], business)
         trainer, metrics, before = train_grpo(
             model_path, train_rows, test_rows, service.url, topk, config, peft,
-            [verl_reward(*weights, log=log), component_reward("verdict", "acc", *weights),
-             component_reward("searched", "searched", *weights)],
+            [verl_reward(*weights, log=log)]
+            + [component_reward(part, RolloutLog.PARTS[part], *weights) for part in CURVES],
             [TrackerCallback(job.tracker)], eval_before=eval_before, resume_from=resume_from,
             before_file=job.work_dir / "test_before.json", log=log)
     held_out = log.summary(seed=job.seed)
@@ -384,11 +393,11 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
     steps = [entry for entry in trainer.state.log_history if "reward" in entry and "loss" in entry]
     curve = [entry["reward"] for entry in steps]
     test_reward = float(metrics.get("eval_reward", math.nan))
-    summary = {f"test/{name}": float(metrics[f"eval_rewards/{name}/mean"]) for name in ("verdict", "searched")
+    summary = {f"test/{name}": float(metrics[f"eval_rewards/{name}/mean"]) for name in CURVES
                if f"eval_rewards/{name}/mean" in metrics}
     summary.update({f"test_before/{name}": float(before[key]) for name, key in
-                    (("reward", "eval_reward"), ("verdict", "eval_rewards/verdict/mean"),
-                     ("searched", "eval_rewards/searched/mean")) if key in before})
+                    [("reward", "eval_reward")] + [(name, f"eval_rewards/{name}/mean") for name in CURVES]
+                    if key in before})
     adapter_dir = job.work_dir / "model"
     trainer.save_model(str(adapter_dir))
     for phase, prefix in (("after", "test"), ("before", "test_before"), ("gain", "test_gain")):
@@ -399,22 +408,22 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
             if phase == "gain" and part in held_out.get(phase, {}):
                 summary[f"{prefix}/{part}"] = held_out[phase][part]["mean"]
     job.tracker.log_metrics({headline: test_reward, **summary})
-    per_step = {name: [entry.get(f"rewards/{name}/mean") for entry in steps] for name in ("verdict", "searched")}
+    per_step = {part: [entry.get(f"rewards/{part}/mean") for entry in steps] for part in CURVES}
     job.tracker.log_dict({"train_reward_per_step": curve, **{f"train_{k}_per_step": v for k, v in per_step.items()},
                           "test": metrics, "test_before": before, "held_out": held_out}, "grpo_rewards.json")
-    figure = curves_figure({"reward": curve, "verdict accuracy": per_step["verdict"],
-                            "search-call rate": per_step["searched"]}, curve_window,
-                           f"{name}: per GRPO step ({len(curve)} steps)", before={
-                               "reward": before.get("eval_reward"), "verdict accuracy":
-                               before.get("eval_rewards/verdict/mean"), "search-call rate":
-                               before.get("eval_rewards/searched/mean")}, after={
-                               "reward": metrics.get("eval_reward"), "verdict accuracy":
-                               metrics.get("eval_rewards/verdict/mean"), "search-call rate":
-                               metrics.get("eval_rewards/searched/mean")})
+
+    def held_out_means(evaluation: Mapping) -> dict:
+        return {"reward": evaluation.get("eval_reward"),
+                **{title: evaluation.get(f"eval_rewards/{part}/mean") for part, title in CURVES.items()}}
+
+    figure = curves_figure({"reward": curve, **{title: per_step[part] for part, title in CURVES.items()}},
+                           curve_window, f"{name}: per GRPO step ({len(curve)} steps)",
+                           before=held_out_means(before), after=held_out_means(metrics))
     figure.savefig(job.work_dir / "rl_curves.png")
     job.tracker.log_figure(figure, "plots/rl_curves.png")
     return {"recipe": name, "headline": test_reward, headline: test_reward, **summary, "train/reward_curve": curve,
             "train/verdict_curve": per_step["verdict"], "train/search_rate_curve": per_step["searched"],
+            "train/answer_rate_curve": per_step["answered"],
             "model_uri": str(adapter_dir.resolve())}
 
 
@@ -423,9 +432,9 @@ def held_out_table(held_out: Mapping) -> str:
 
     >>> print(held_out_table({"after": {"reward": {"mean": 0.5, "interval": (0.25, 0.75)}, "rows": 2, "cases": 1,
     ...                                 "rollouts": 8}}))
-    | held out | rows (cases) | rollouts | reward | verdict | searched |
-    |---|---|---|---|---|---|
-    | after | 2 (1) | 8 | 0.500 [0.250, 0.750] | - | - |
+    | held out | rows (cases) | rollouts | reward | verdict | searched | answered |
+    |---|---|---|---|---|---|---|
+    | after | 2 (1) | 8 | 0.500 [0.250, 0.750] | - | - | - |
     """
     def cell(value: Mapping | None, sign: str) -> str:
         if not value:
@@ -434,7 +443,8 @@ def held_out_table(held_out: Mapping) -> str:
         text = f"{value['mean']:{sign}.3f}"
         return f"{text} [{low_high[0]:{sign}.3f}, {low_high[1]:{sign}.3f}]" if low_high else text
 
-    lines = ["| held out | rows (cases) | rollouts | reward | verdict | searched |", "|---|---|---|---|---|---|"]
+    lines = ["| held out | rows (cases) | rollouts | " + " | ".join(RolloutLog.PARTS) + " |",
+             "|---" * (3 + len(RolloutLog.PARTS)) + "|"]
     for phase in ("before", "after", "gain"):
         entry = held_out.get(phase)
         if not entry:

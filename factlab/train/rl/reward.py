@@ -77,7 +77,8 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Mapping, ex
         business: the business rules (conf/business/<name>.yaml) that turn a relation into a label.
 
     Returns:
-        `score` plus its parts (`acc` = verdict, `format`, `recall`), all floats, as VERL logs them.
+        `score` plus its parts (`acc` = verdict, `format`, `recall`) and `answered` (1 for an answer naming a known
+        relation; weight 0), all floats, as VERL logs them.
 
     >>> gt = {"relation": "support", "label": "correct", "chunk_ids": ["a#p1-c1"]}
     >>> compute_score("x", '<tool_call>{}</tool_call><answer>{"relation": "support"}</answer>', gt)["score"]
@@ -111,4 +112,5 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Mapping, ex
     recall = len(cited & set(gold_ids)) / len(gold_ids) if gold_ids else None
     weight_recall = recall_weight if recall is not None else 0.0
     score = (1.0 - format_weight - weight_recall) * verdict + format_weight * form + weight_recall * (recall or 0.0)
-    return {"score": round(score, 6), "acc": verdict, "format": form, "recall": -1.0 if recall is None else recall}
+    return {"score": round(score, 6), "acc": verdict, "format": form, "recall": -1.0 if recall is None else recall,
+            "answered": float(relation is not None)}
