@@ -84,8 +84,11 @@ def verl_rows(cases: Iterable[dict], dataset: str, split: str, corpus: str) -> l
     return rows
 
 
+ROW_SAMPLES = ("first", "seeded")
+
+
 def write_rl_data(splits: dict[str, list[dict]], dataset: str, out_dir: str | Path, multi_hop_only: bool = False,
-                  max_rows: dict[str, int | None] | None = None) -> dict:
+                  max_rows: dict[str, int | None] | None = None, row_sample: str = "first", seed: int = 0) -> dict:
     """Write `<split>.parquet` per split and the union corpus of all splits' sources; return the manifest.
 
     Args:
@@ -93,15 +96,24 @@ def write_rl_data(splits: dict[str, list[dict]], dataset: str, out_dir: str | Pa
         dataset: the dataset name (data_source and corpus key).
         out_dir: output folder: `<split>.parquet`, `corpora/<key>/corpus.jsonl`, `manifest.json`.
         multi_hop_only: keep only claims marked `multi_hop`.
-        max_rows: at most this many rows per split (the first ones; None = all).
+        max_rows: at most this many rows per split (None = all).
+        row_sample: which rows a capped split keeps: `first` (the split's first rows: whole cases in split order, so
+            32 bundled train rows are a handful of English cases) or `seeded` (a seeded sample over the whole split,
+            `factlab.data.splits.seeded_sample`, in split order: every language and vertical in proportion).
+        seed: the sample's seed (`seeded`).
 
     Returns:
         The manifest: `files` and `rows` per split, the `corpus` key and its `corpus_dir`.
 
     Raises:
-        ValueError: no multi-hop claim (with multi_hop_only), or no train row.
+        ValueError: no multi-hop claim (with multi_hop_only), no train row, or an unknown `row_sample`.
     """
     import pandas as pd
+
+    from factlab.data.splits import seeded_sample
+
+    if row_sample not in ROW_SAMPLES:
+        raise ValueError(f"row_sample: expected one of {ROW_SAMPLES}, got {row_sample!r}")
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -119,7 +131,9 @@ def write_rl_data(splits: dict[str, list[dict]], dataset: str, out_dir: str | Pa
         "".join(json.dumps(source, ensure_ascii=False) + "\n" for source in sources), encoding="utf-8")
     manifest = {"dataset": dataset, "corpus": key, "corpus_dir": str(corpus_dir.resolve()), "files": {}, "rows": {}}
     for split in SPLITS:
-        rows = verl_rows(splits.get(split, []), dataset, split, key)[: (max_rows or {}).get(split) or None]
+        rows = verl_rows(splits.get(split, []), dataset, split, key)
+        limit = (max_rows or {}).get(split) or None
+        rows = seeded_sample(rows, limit, seed) if row_sample == "seeded" else rows[:limit]
         if not rows:
             continue
         path = out / f"{split}.parquet"
@@ -134,9 +148,11 @@ def write_rl_data(splits: dict[str, list[dict]], dataset: str, out_dir: str | Pa
 
 
 def prepare(cases: Sequence[dict], dataset: str, out_dir: str | Path, split_fractions: dict[str, float],
-            seed: int = 0, multi_hop_only: bool = False, max_rows: dict[str, int | None] | None = None) -> dict:
+            seed: int = 0, multi_hop_only: bool = False, max_rows: dict[str, int | None] | None = None,
+            row_sample: str = "first") -> dict:
     """Split the cases at case level (factlab.data.splits) and `write_rl_data` them; returns the manifest."""
     from factlab.data.splits import split_cases
 
     splits = split_cases(list(cases), split_fractions, seed)
-    return write_rl_data(splits, dataset, out_dir, multi_hop_only=multi_hop_only, max_rows=max_rows)
+    return write_rl_data(splits, dataset, out_dir, multi_hop_only=multi_hop_only, max_rows=max_rows,
+                         row_sample=row_sample, seed=seed)

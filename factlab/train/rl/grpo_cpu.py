@@ -329,7 +329,7 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
                     max_tool_calls: int, learning_rate: float, temperature: float, beta: float, peft: Mapping,
                     reward: Mapping, bf16: bool, business: str, curriculum: Mapping | None = None,
                     eval_before: bool = False, warm_start: Mapping | None = None, save_every: int = 0,
-                    curve_window: int = 10, eval_generations: int | None = None) -> dict:
+                    curve_window: int = 10, eval_generations: int | None = None, row_sample: str = "seeded") -> dict:
     """Prepare the RL rows, serve retrieval, run GRPO steps with LoRA, report the test reward.
 
     Args:
@@ -341,6 +341,8 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
             written whole (`resume=true`), the "before" evaluation kept beside it; 0 = no checkpoints.
         curve_window: the moving average of the per-step curves (`rl_curves.png`).
         eval_generations: rollouts per held-out row, before and after (None = `num_generations`).
+        row_sample: which rows `max_rows` keeps: `seeded` (a seeded sample of the split) or `first` (its first rows,
+            as before 2026-12-05: the first 32 bundled train rows are all English).
 
     Returns:
         `test/reward` (mean reward of the trained policy on the test rows, the headline), the per-step train rewards
@@ -351,7 +353,7 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
     from factlab.train.rl.setup import base_model_folder, job_retrievers, write_job_data
     from factlab.train.trainer_support import TrackerCallback, resumable_checkpoint
 
-    manifest = write_job_data(job, multi_hop_only, max_rows)
+    manifest = write_job_data(job, multi_hop_only, max_rows, row_sample)
     model_path = base_model_folder(base_model, base_lm)
     retrievers = job_retrievers(manifest, retrieval, job.work_dir)
     train_rows = load_rows(manifest["files"]["train"])

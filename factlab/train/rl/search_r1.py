@@ -125,7 +125,8 @@ def last_val_reward(log_text: str) -> float:
 
 def search_r1(job: TrainJob, stage: DictConfig, name: str, headline: str, base_lm: DictConfig, retrieval: DictConfig,
               base_model: str | None, multi_hop_only: bool, max_rows: Mapping, topk: int, gpus: int,
-              total_steps: int, verl_config: str, overrides: Sequence[str], dry_run: bool, business: str) -> dict:
+              total_steps: int, verl_config: str, overrides: Sequence[str], dry_run: bool, business: str,
+              row_sample: str = "seeded") -> dict:
     """Prepare data, serve retrieval, launch VERL's GRPO on the search checker; the test reward is the headline.
 
     Raises:
@@ -137,7 +138,7 @@ def search_r1(job: TrainJob, stage: DictConfig, name: str, headline: str, base_l
 
     if not dry_run:
         require_gpus(gpus)
-    manifest = write_job_data(job, multi_hop_only, max_rows)
+    manifest = write_job_data(job, multi_hop_only, max_rows, row_sample)
     model_path = base_model_folder(base_model, base_lm)
     retrievers = job_retrievers(manifest, retrieval, job.work_dir)
     checkpoint_dir = (job.work_dir / "checkpoints").resolve()

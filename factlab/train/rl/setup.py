@@ -14,8 +14,10 @@ from factlab.train.job import TrainJob
 logger = logging.getLogger(__name__)
 
 
-def write_job_data(job: TrainJob, multi_hop_only: bool, max_rows: Mapping[str, int | None]) -> dict:
-    """The job's train / val / test cases as VERL parquet under `<work_dir>/data` (factlab/train/rl/data.py).
+def write_job_data(job: TrainJob, multi_hop_only: bool, max_rows: Mapping[str, int | None],
+                   row_sample: str = "seeded") -> dict:
+    """The job's train / val / test cases as VERL parquet under `<work_dir>/data` (factlab/train/rl/data.py); a
+    capped split keeps a sample seeded by the job's seed (`row_sample: seeded`) or its first rows (`first`).
 
     Returns:
         The manifest (files, rows, corpus key and folder).
@@ -23,7 +25,8 @@ def write_job_data(job: TrainJob, multi_hop_only: bool, max_rows: Mapping[str, i
     from factlab.train.rl.data import write_rl_data
 
     manifest = write_rl_data(job.splits, job.dataset or "dataset", job.work_dir / "data",
-                             multi_hop_only=multi_hop_only, max_rows=dict(max_rows))
+                             multi_hop_only=multi_hop_only, max_rows=dict(max_rows), row_sample=row_sample,
+                             seed=job.seed)
     logger.info("RL rows %s, corpus %s", manifest["rows"], manifest["corpus"])
     return manifest
 
