@@ -88,7 +88,7 @@ ROW_SAMPLES = ("first", "seeded")
 
 
 def write_rl_data(splits: dict[str, list[dict]], dataset: str, out_dir: str | Path, multi_hop_only: bool = False,
-                  max_rows: dict[str, int | None] | None = None, row_sample: str = "first", seed: int = 0) -> dict:
+                  max_rows: dict[str, int | None] | None = None, row_sample: str = "seeded", seed: int = 0) -> dict:
     """Write `<split>.parquet` per split and the union corpus of all splits' sources; return the manifest.
 
     Args:
@@ -149,7 +149,7 @@ def write_rl_data(splits: dict[str, list[dict]], dataset: str, out_dir: str | Pa
 
 def prepare(cases: Sequence[dict], dataset: str, out_dir: str | Path, split_fractions: dict[str, float],
             seed: int = 0, multi_hop_only: bool = False, max_rows: dict[str, int | None] | None = None,
-            row_sample: str = "first") -> dict:
+            row_sample: str = "seeded") -> dict:
     """Split the cases at case level (factlab.data.splits) and `write_rl_data` them; returns the manifest."""
     from factlab.data.splits import split_cases
 

@@ -15,7 +15,7 @@ logger = logging.getLogger(__name__)
 
 
 def write_job_data(job: TrainJob, multi_hop_only: bool, max_rows: Mapping[str, int | None],
-                   row_sample: str = "seeded") -> dict:
+                   row_sample: str) -> dict:
     """The job's train / val / test cases as VERL parquet under `<work_dir>/data` (factlab/train/rl/data.py); a
     capped split keeps a sample seeded by the job's seed (`row_sample: seeded`) or its first rows (`first`).
 
