@@ -62,20 +62,23 @@ def claim_flaws(claim: str) -> list[str]:
     """Surface problems of one claim: not decontextualised (opens with a pronoun), not atomic (joined facts, or
     several sentences: a copied passage matches one gold claim and would otherwise count as precise).
 
+    Each flaw says what to do instead: the 1.5B reflector read the bare "not atomic: several sentences" backwards
+    and wrote "combine the sentences into a single claim" (docs/optimize.md, "One program per vertical").
+
     >>> claim_flaws("It was released in 2019.")
-    ['not decontextualised: starts with a pronoun or vague reference']
+    ['not decontextualised: it starts with a pronoun or vague reference; name the subject instead']
     >>> claim_flaws("Acme X1 was released in 2019.")
     []
     >>> claim_flaws("Sales rose 5% in 2023. That is a record.")
-    ['not atomic: several sentences']
+    ['not atomic: it copies several sentences into one claim; split it, one claim per fact']
     """
     flaws = []
     if _PRONOUN_START.search(claim.strip()):
-        flaws.append("not decontextualised: starts with a pronoun or vague reference")
+        flaws.append("not decontextualised: it starts with a pronoun or vague reference; name the subject instead")
     if len(sentence_spans(claim)) > 1:
-        flaws.append("not atomic: several sentences")
+        flaws.append("not atomic: it copies several sentences into one claim; split it, one claim per fact")
     elif _COMPOUND.search(claim):
-        flaws.append("not atomic: joins several facts")
+        flaws.append("not atomic: it joins several facts; split it, one claim per fact")
     return flaws
 
 
@@ -109,6 +112,10 @@ def metric(gold, pred, trace=None, pred_name=None, pred_trace=None, match: Match
     """
     score, d = _score(gold, pred, match)
     parts = [f"Claim F1 {score:.2f} (precision {d['precision']:.2f}, recall {d['recall']:.2f})."]
+    written, expected = len(getattr(pred, "claims", None) or []), len(gold.claims)
+    if d["missing"] and written < expected:
+        parts.append(f"Too few claims: {written} written where the paragraph states {expected} facts; write one "
+                     "claim for each fact, and never merge two facts into one claim.")
     if d["missing"]:
         parts.append("Missing gold claims: " + " | ".join(d["missing"]))
     if d["extra"]:

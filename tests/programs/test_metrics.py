@@ -30,11 +30,13 @@ def test_vertical_metric(got, score):
     [
         (["Acme X1 was released in 2019."], ["Acme X1 was released in 2019."], 1.0, 1.0, []),
         (["Acme X1 was released in 2019.", "Acme X1 costs 300 dollars."], ["Acme X1 was released in 2019."],
-         0.6, 0.7, ["Missing gold claims", "costs 300"]),
+         0.6, 0.7, ["Too few claims: 1 written where the paragraph states 2 facts", "Missing gold claims",
+                    "costs 300"]),
         (["Acme X1 was released in 2019."], ["It was released in 2019."], 0.0, 0.95, ["not decontextualised"]),
         ([], ["I love it."], 0.0, 0.0, ["Extra claims"]),
         (["Acme X1 was released in 2019.", "Acme X1 costs 300 dollars."],
-         ["Acme X1 was released in 2019. Acme X1 costs 300 dollars."], 0.5, 0.6, ["not atomic: several sentences"]),
+         ["Acme X1 was released in 2019. Acme X1 costs 300 dollars."], 0.5, 0.6,
+         ["not atomic: it copies several sentences into one claim; split it"]),
         (["青霉素于1928年被弗莱明发现。"], ["青霉素于1928年被弗莱明发现"], 1.0, 1.0, []),
     ],
 )
