@@ -9,6 +9,7 @@ from transformers.utils import get_json_schema
 
 from factlab.train.rl.format import SEARCH_TOOL_SCHEMA
 from factlab.train.rl.grpo_cpu import (
+    RolloutLog,
     SearchEnvironment,
     component_reward,
     curves_figure,
@@ -48,6 +49,11 @@ def test_verl_reward_scores_trl_conversations_like_verl_text():
     silent = [good[0], good[1], {"role": "assistant", "content": "The evidence says y."}]
     assert answered([[]] * 3, [good, bad, silent], ["factlab/bundled"] * 3, [gt] * 3, [{}] * 3) == [1.0, 1.0, 0.0]
     assert "<tool_response>" in render_completion(good)
+    log = RolloutLog()
+    logged = component_reward("verdict", "acc", 0.1, 0.1, log=log)
+    logged([[]] * 2, [good, silent], ["factlab/bundled"] * 2, [gt] * 2, [{"case_id": "c"}] * 2)
+    kept, unanswered = log.records["train"]
+    assert "tail" not in kept and unanswered["tail"].endswith("The evidence says y.")  # what it wrote instead
 
 
 @pytest.mark.slow

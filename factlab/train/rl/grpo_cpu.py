@@ -88,8 +88,9 @@ def render_completion(completion: str | Sequence[Mapping]) -> str:
 
 class RolloutLog:
     """Every rollout the reward scores, by phase (`before`, `train`, `after`): the row's case id and index, the
-    reward's parts and whether it searched. TRL's evaluation reports only means; these records give the held-out
-    numbers their intervals (resampling cases) and the after - before gain paired on the same rows.
+    reward's parts and whether it searched, and for a rollout without an answer the end of its text (`tail`: what
+    it wrote instead). TRL's evaluation reports only means; these records give the held-out numbers their intervals
+    (resampling cases) and the after - before gain paired on the same rows.
 
     >>> log = RolloutLog(); log.phase = "before"
     >>> log.add({"case_id": "a", "index": 0}, {"score": 0.2, "acc": 0.0, "format": 0.5, "recall": -1.0,
@@ -107,11 +108,16 @@ class RolloutLog:
         self.phase = "train"
         self.records: dict[str, list[dict]] = {}
 
-    def add(self, info: Mapping, parts: Mapping, did_search: bool) -> None:
-        """Record one scored rollout under the current phase."""
-        self.records.setdefault(self.phase, []).append(
-            {"case_id": str(info.get("case_id")), "index": info.get("index"), "lang": info.get("lang"),
-             **{k: float(v) for k, v in parts.items()}, "searched": float(did_search)})
+    TAIL_CHARS = 400  # how much of an unanswered rollout's text is kept
+
+    def add(self, info: Mapping, parts: Mapping, did_search: bool, text: str = "") -> None:
+        """Record one scored rollout under the current phase (`text`: the rendered rollout, its end kept when the
+        rollout did not answer)."""
+        record = {"case_id": str(info.get("case_id")), "index": info.get("index"), "lang": info.get("lang"),
+                  **{k: float(v) for k, v in parts.items()}, "searched": float(did_search)}
+        if text and not parts.get("answered", 1.0):
+            record["tail"] = text[-self.TAIL_CHARS:]
+        self.records.setdefault(self.phase, []).append(record)
 
     def write(self, folder: Path, phase: str) -> None:
         """`<folder>/rollouts_<phase>.jsonl` (atomically)."""
@@ -199,7 +205,7 @@ def component_reward(name: str, part: str, format_weight: float, recall_weight: 
             parts = compute_score(source, text, model["ground_truth"], info, format_weight=format_weight,
                                   recall_weight=recall_weight, business=business)
             if log is not None:
-                log.add(info or {}, parts, searched(text))
+                log.add(info or {}, parts, searched(text), text)
             out.append(float(parts[part]))
         return out
 
