@@ -27,6 +27,20 @@ def test_one_search_rows_come_first_and_really_are_found_by_one_search(rl_data, 
     assert len(only) == counts["one_search"]
 
 
+def test_a_level_is_in_a_seeded_random_order_not_the_splits_sorted_one():
+    """The split is sorted by case id (English cases first): a level in that order gave GRPO one language."""
+    rows = [{"extra_info": {"claim": f"{lang}{i}", "lang": lang, "multi_hop": False, "tools_kwargs": {"search": {
+        "create_kwargs": {"corpus": "k"}}}}, "reward_model": {"ground_truth": {"chunk_ids": ["g#p1-c1"]}}}
+        for lang in ("en", "zh") for i in range(8)]
+    claims = {seed: [r["extra_info"]["claim"] for r in order_rows(rows, lambda q, c, k: ["g#p1-c1"], 3,
+                                                                   "one_search_first", seed=seed)[0]]
+              for seed in (0, 1)}
+    assert sorted(claims[0]) == sorted(claims[1]) and claims[0] != claims[1]
+    assert claims[0] == [r["extra_info"]["claim"] for r in order_rows(rows, lambda q, c, k: ["g#p1-c1"], 3,
+                                                                       "one_search_first", seed=0)[0]]
+    assert {claim[:2] for claim in claims[0][:4]} == {"en", "zh"}  # both languages among the first steps
+
+
 def test_an_unknown_order_or_an_empty_easy_level_is_a_clear_error(rl_data):
     rows = [dict(row) for row in load_rows(rl_data["files"]["train"], limit=3)]
     with pytest.raises(ValueError, match="curriculum.order='easy'"):

@@ -10,13 +10,16 @@ by how hard the search is, measured once with the job's own retriever before tra
   alone.
 - `hard`: the rest (multi-hop, or one search misses the gold chunk).
 
-`order="one_search_first"` keeps every row, easiest level first (train without shuffling, so the order holds);
+`order="one_search_first"` keeps every row, easiest level first (train without shuffling, so the order holds), the
+rows of a level in a seeded random order: the split is written sorted by case id, so a level kept in that order
+starts with one language's claims (the 16-step run of 2026-12-05 trained on 14 English claims, then 2 Chinese ones);
 `order="one_search_only"` keeps the one-search rows alone. Both recipes can use it; the CPU recipe does
 (conf/recipe/grpo_search_cpu.yaml `curriculum`).
 """
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Callable, Sequence
 
@@ -48,7 +51,7 @@ def row_level(row: dict, search: Callable[[str, str, int], list[str]], topk: int
 
 
 def order_rows(rows: Sequence[dict], search: Callable[[str, str, int], list[str]], topk: int,
-               order: str) -> tuple[list[dict], dict[str, int]]:
+               order: str, seed: int = 0) -> tuple[list[dict], dict[str, int]]:
     """The train rows in curriculum order, each with `extra_info.curriculum` set, and the count per level.
 
     Args:
@@ -56,6 +59,7 @@ def order_rows(rows: Sequence[dict], search: Callable[[str, str, int], list[str]
         search: (query, corpus key, k) -> chunk ids found.
         topk: hits per search.
         order: one of ORDERS (`none`: unchanged, no search).
+        seed: the order of the rows within a level (a seeded shuffle; the job's seed).
 
     Raises:
         ValueError: an unknown order, or `one_search_only` with no one-search row.
@@ -74,8 +78,9 @@ def order_rows(rows: Sequence[dict], search: Callable[[str, str, int], list[str]
     levelled = [{**row, "extra_info": {**row["extra_info"], "curriculum": row_level(row, search, topk)}}
                 for row in rows]
     counts = Counter(row["extra_info"]["curriculum"] for row in levelled)
+    random.Random(seed).shuffle(levelled)  # within a level: mixed languages and cases, the same for the same seed
     rank = {level: index for index, level in enumerate(LEVELS)}
-    ordered = sorted(levelled, key=lambda row: rank[row["extra_info"]["curriculum"]])  # stable: same level keeps order
+    ordered = sorted(levelled, key=lambda row: rank[row["extra_info"]["curriculum"]])  # stable: keeps the shuffle
     if order == "one_search_only":
         ordered = [row for row in ordered if row["extra_info"]["curriculum"] == "one_search"]
         if not ordered:

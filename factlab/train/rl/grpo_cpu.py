@@ -370,7 +370,8 @@ def grpo_search_cpu(job: TrainJob, stage: DictConfig, name: str, headline: str, 
         import datasets
         from factlab.train.rl.curriculum import order_rows, retriever_search
 
-        ordered, levels = order_rows([dict(row) for row in train_rows], retriever_search(retrievers), topk, order)
+        ordered, levels = order_rows([dict(row) for row in train_rows], retriever_search(retrievers), topk, order,
+                                     seed=job.seed)
         train_rows = datasets.Dataset.from_list(ordered)
         job.tracker.log_params({"rl/curriculum": order, **{f"rl/curriculum_{k}": n for k, n in levels.items()}})
         logger.info("curriculum %s: %s, %d train rows", order, levels, len(ordered))
