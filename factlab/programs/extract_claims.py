@@ -89,7 +89,7 @@ def _score(gold: dspy.Example, pred: dspy.Prediction, match: Match | None = None
     if not gold_claims:
         score = 1.0 if not pred_claims else 0.0
         return score, {"missing": [], "extra": pred_claims, "matched": [], "flawed": flawed, "precision": score,
-                       "recall": 1.0}
+                       "recall": 1.0, "written": len(pred_claims)}
     matches, miss, extra = match_texts(gold_claims, pred_claims, match, MATCH_THRESHOLD)
     precision = len(matches) / len(pred_claims) if pred_claims else 0.0
     recall = len(matches) / len(gold_claims)
@@ -101,6 +101,7 @@ def _score(gold: dspy.Example, pred: dspy.Prediction, match: Match | None = None
         "flawed": flawed,
         "precision": precision,
         "recall": recall,
+        "written": len(pred_claims),
     }
 
 
@@ -112,10 +113,9 @@ def metric(gold, pred, trace=None, pred_name=None, pred_trace=None, match: Match
     """
     score, d = _score(gold, pred, match)
     parts = [f"Claim F1 {score:.2f} (precision {d['precision']:.2f}, recall {d['recall']:.2f})."]
-    written, expected = len(getattr(pred, "claims", None) or []), len(gold.claims)
-    if d["missing"] and written < expected:
-        parts.append(f"Too few claims: {written} written where the paragraph states {expected} facts; write one "
-                     "claim for each fact, and never merge two facts into one claim.")
+    if d["missing"] and d["written"] < len(gold.claims):
+        parts.append(f"Too few claims: {d['written']} written where the paragraph states {len(gold.claims)} facts; "
+                     "write one claim for each fact, and never merge two facts into one claim.")
     if d["missing"]:
         parts.append("Missing gold claims: " + " | ".join(d["missing"]))
     if d["extra"]:
