@@ -15,7 +15,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("matching",),  # text similarity, paragraph and sentence splitting, the claim matcher (pure)
     ("tracking", "models", "retrieval", "rules", "data",  # stores, models stages run on, evidence, label policy, data,
      "knowledge"),  # reference libraries (read-only) and factlab's notes on them
-    ("programs", "cards"),  # the stage programs (pure DSPy); the verify cards: model, JSON, HTML report
+    ("programs", "cards", "judge"),  # the stage programs (pure DSPy); the verify cards; the shipped judge and heads
     ("stages",),  # building a stage from config
     ("pipeline", "agents"),  # the LM pipeline (the professional checker) and the multi-round search agents
     ("checkers",),  # the Checker interface: fast, professional, funnel, nearline, built from `checker=<name>`

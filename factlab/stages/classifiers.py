@@ -86,13 +86,26 @@ _MODULES = {"judge": JudgeClassifier, "checkworthy": CheckworthyClassifier, "ver
             "paragraph_type": ParagraphTypeModel}
 
 
+def load_classifier(folder: Path, batch_size: int = 32, int8: bool = False):
+    """The classifier a model folder holds: a judge adapter (`judge.json`, factlab.judge.model.Judge), a head on
+    frozen e5 (`head.json`, factlab.judge.heads.HeadClassifier) or a full sequence classifier (SequenceClassifier)."""
+    from factlab.judge.heads import HEAD_META, HeadClassifier
+    from factlab.judge.model import META_FILE, Judge
+
+    if (Path(folder) / META_FILE).is_file():
+        return Judge(folder, int8=int8, batch_size=batch_size)
+    if (Path(folder) / HEAD_META).is_file():
+        return HeadClassifier(folder, batch_size=batch_size, int8=int8)
+    return SequenceClassifier(folder, batch_size=batch_size, int8=int8)
+
+
 def load_stage_classifier(stage: str, model: str | Path, batch_size: int = 32, int8: bool = False,
                           **options) -> dspy.Module:
     """The stage `stage` backed by the classifier at `model`.
 
     Args:
         stage: judge, checkworthy or vertical.
-        model: a model folder, `models:/<name>/<version>` or `runs:/<run id>/model`.
+        model: a model folder, `factlab:<name>` (shipped), `models:/<name>/<version>` or `runs:/<run id>/model`.
         batch_size: inputs per forward pass.
         int8: serve with int8 Linear layers (torch dynamic quantisation).
         options: keyword options of the stage module (judge: max_snippets).
@@ -103,7 +116,7 @@ def load_stage_classifier(stage: str, model: str | Path, batch_size: int = 32, i
     """
     if stage not in _MODULES:
         raise ModelSourceError(f"no classifier backend for stage {stage!r}; expected one of {', '.join(_MODULES)}")
-    classifier = SequenceClassifier(resolve_model(model), batch_size=batch_size, int8=int8)
+    classifier = load_classifier(resolve_model(model), batch_size=batch_size, int8=int8)
     if classifier.stage != stage:
         raise ModelSourceError(f"model {model!r} was trained for stage {classifier.stage!r}, not {stage!r}; train "
                                f"one with `python train.py recipe=distill_{stage}`")

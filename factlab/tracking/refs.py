@@ -18,6 +18,8 @@ from pathlib import Path
 from factlab.runtime import cache_root
 from factlab.tracking.store import sqlite_path, tracking_uri
 
+SHIPPED_SCHEME = "factlab:"  # factlab:<name> = a model shipped in the repo, factlab/models/shipped/<name>/
+SHIPPED_ROOT = Path(__file__).resolve().parent.parent / "models" / "shipped"
 PROGRAM_ARTIFACT_DIR = "program"  # optimize.py logs the compiled program as program/<stage>.json
 MLFLOW_SCHEMES = ("models:/", "runs:/")
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -97,11 +99,33 @@ def _download_program(uri: str | None, run_id: str | None, stage: str, store: st
     return Path(local)
 
 
+def shipped_names() -> list[str]:
+    """The models shipped in the repo (folders with a MODEL_CARD.md under factlab/models/shipped/)."""
+    if not SHIPPED_ROOT.is_dir():
+        return []
+    return sorted(p.name for p in SHIPPED_ROOT.iterdir() if p.is_dir() and (p / "MODEL_CARD.md").is_file())
+
+
+def shipped_path(ref: str) -> Path:
+    """The folder of `factlab:<name>`.
+
+    Raises:
+        ModelRefError: no shipped model has that name (the message lists those that do).
+    """
+    name = str(ref)[len(SHIPPED_SCHEME):].strip().strip("/")
+    folder = SHIPPED_ROOT / name
+    if not name or not (folder / "MODEL_CARD.md").is_file():
+        raise ModelRefError(f"model {ref!r}: no shipped model of that name; shipped: "
+                            f"{', '.join(SHIPPED_SCHEME + n for n in shipped_names()) or 'none'}")
+    return folder
+
+
 def resolve_model(model: str | Path, store: str | None = None, cache_dir: str | Path | None = None) -> Path:
     """The local folder of a trained model: a path as given, or an MLflow URI downloaded once into `cache_dir`.
 
     Args:
-        model: a folder, `models:/<name>/<version>`, `models:/<name>@<alias>` or `runs:/<run id>/<path>`.
+        model: a folder, `factlab:<name>` (a model shipped in the repo, factlab/models/shipped/),
+            `models:/<name>/<version>`, `models:/<name>@<alias>` or `runs:/<run id>/<path>`.
         store: MLflow store to look URIs up in; None = the store rule.
         cache_dir: where downloads of immutable URIs are kept; default <cache root>/models/mlflow.
 
@@ -109,6 +133,8 @@ def resolve_model(model: str | Path, store: str | None = None, cache_dir: str | 
         ModelRefError: the folder does not exist, or the URI is not in the store.
     """
     text = str(model)
+    if text.startswith(SHIPPED_SCHEME):
+        return shipped_path(text)
     if not text.startswith(MLFLOW_SCHEMES):
         path = Path(text).expanduser()
         if not path.is_dir():

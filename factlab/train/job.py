@@ -101,6 +101,8 @@ def config_digest(cfg: DictConfig, dataset_hash: str) -> str:
     """12 hex digits over the config that decides the trained weights (not tracking, output paths or resume)."""
     resolved = OmegaConf.to_container(cfg, resolve=True)
     keep = {key: resolved[key] for key in ("recipe", "teacher", "splits", "seed")}
+    # what only decides when an invocation stops (a recipe's `undigested` keys) does not make a new work folder
+    keep["recipe"] = {k: v for k, v in keep["recipe"].items() if k not in set(keep["recipe"].get("undigested") or [])}
     keep["dataset"] = dataset_hash
     return hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode()).hexdigest()[:12]
 

@@ -71,6 +71,44 @@ def sft_extract_claims(job: TrainJob, stage: DictConfig, name: str, headline: st
     return _finish(result, name, headline)
 
 
+def judge_e5(job: TrainJob, stage: DictConfig, name: str, headline: str, **settings) -> dict:
+    """The shipped relation judge: e5-small + LoRA + head on every public pair set; factlab/judge/train.py."""
+    from factlab.judge.train import JudgeSettings, train_judge
+    from factlab.train.job import settings_from_yaml
+
+    result = train_judge(job, settings_from_yaml(JudgeSettings, name, settings), name)
+    return {**result, "recipe": name, "headline": result.get(headline, float("nan"))}
+
+
+def _head(job: TrainJob, task, name: str, headline: str, base_model: str, max_length: int,
+          l2_grid: list[float]) -> dict:
+    """A stage head on frozen e5 embeddings (factlab/judge/heads.py), measured on the job's test split."""
+    from factlab.judge.heads import train_head
+
+    splits = {split: [(row.text, row.gold, row.lang) for row in task.rows(cases)] for split, cases in job.splits.items()}
+    result = train_head(task.stage, task.labels, splits, job.work_dir, base_model, max_length, list(l2_grid), job.seed,
+                        name)
+    job.tracker.log_dict(result, "head_result.json")
+    result = {**result, **{f"test/{k[5:]}": v for k, v in result.items() if k.startswith("test_")}}
+    job.tracker.log_metrics({k: v for k, v in result.items() if k.startswith("test/") and isinstance(v, float)})
+    return {**result, "recipe": name, "headline": result.get(headline, float("nan"))}
+
+
+def head_checkworthy(job: TrainJob, stage: DictConfig, name: str, headline: str, **settings) -> dict:
+    """Sentence -> checkworthy / not_checkworthy, a linear head on frozen e5 (shipped: factlab:checkworthy-e5s-v1)."""
+    return _head(job, checkworthy_task(), name, headline, **settings)
+
+
+def head_vertical(job: TrainJob, stage: DictConfig, name: str, headline: str, **settings) -> dict:
+    """Claim -> vertical, a linear head on frozen e5 (shipped: factlab:vertical-e5s-v1)."""
+    return _head(job, vertical_task(list(stage.program.verticals)), name, headline, **settings)
+
+
+def head_paragraph_type(job: TrainJob, stage: DictConfig, name: str, headline: str, **settings) -> dict:
+    """Paragraph -> its role, a linear head on frozen e5 (shipped: factlab:paragraph-type-e5s-v1)."""
+    return _head(job, paragraph_type_task(), name, headline, **settings)
+
+
 def search_r1(job: TrainJob, stage: DictConfig, name: str, headline: str, **settings) -> dict:
     """Search-R1 style RL of the search checker through VERL (GPU only); factlab/train/rl/search_r1.py."""
     from factlab.train.rl.search_r1 import search_r1 as run_search_r1

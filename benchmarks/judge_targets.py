@@ -1,0 +1,202 @@
+# python benchmarks/judge_targets.py [--model factlab:judge-e5s-v1] [--quick]
+"""The shipped judge on every target set of issue 42, in one run on this CPU (never trained on, never used to fit
+calibration; the recipe's `targets:` table names the files, FACTLAB_DATA_ROOT the folder):
+
+- WiCE dev (oracle chunks): claim-level binary support vs the rest, a claim's p(support) the max over its chunks (each
+  read in windows); balanced accuracy at the model's fitted threshold and at argmax.
+- 3-way accuracy (support / contradict / the rest as neutral): LingNLI val, OCNLI dev (optimistic: its premises are in
+  OCNLI train.50k), XNLI-zh test, ANLI dev (hard), ConTRoL dev + test (long passages, hard).
+- MCTest-NLI: binary balanced accuracy (document-level stories, windows).
+- held-out contrastive edits: `factlab.data.contrastive` applied to the entailed pairs of LingNLI val, XNLI-zh test
+  and the bundled test split; per family and language, the share caught (the judge does not answer support) and the
+  share given the edit's own relation.
+- evidence shuffle: claims of LingNLI val and XNLI-zh test each against another pair's evidence; share judged support.
+- the bundled test split on gold evidence: per-snippet relation accuracy per language.
+- speed: pairs/s for short pairs and for long (windowed) pairs, fp32 and int8, side by side.
+Every rate with its n and a 95% bootstrap interval. Prints Markdown; writes outputs/benchmarks/judge_targets/results.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import time
+from pathlib import Path
+
+OUT = Path("outputs/benchmarks/judge_targets")
+
+
+def _interval(units, stat, seed=0):
+    from factlab.metrics import bootstrap_ci
+
+    ci = bootstrap_ci(units, lambda us: {"v": stat(us)}, ["v"], 1000, seed, 0.95)
+    low, high = ci.get("v", (float("nan"), float("nan")))
+    return round(stat(units), 4), [round(low, 4), round(high, 4)], len(units)
+
+
+def _nli3(relation: str) -> str:
+    return {"support": "e", "contradict": "c"}.get(relation, "n")
+
+
+def _bacc(units):
+    from factlab.judge.train import balanced_accuracy
+
+    return balanced_accuracy(units)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", default="factlab:judge-e5s-v1")
+    parser.add_argument("--quick", action="store_true", help="200 rows per set (a smoke run, not a measurement)")
+    parser.add_argument("--cap", type=int, default=3000, help="rows per 3-way set at most (seeded sample)")
+    parser.add_argument("--long-cap", type=int, default=600, help="rows of ConTRoL and MCTest at most")
+    parser.add_argument("--no-speed", action="store_true")
+    args = parser.parse_args()
+
+    from omegaconf import OmegaConf
+
+    from factlab.judge.model import Judge
+    from factlab.judge.pairs import read_set
+    from factlab.tracking.refs import resolve_model
+
+    root = os.environ.get("FACTLAB_DATA_ROOT", "../shared/data")
+    recipe = OmegaConf.to_container(OmegaConf.load("conf/recipe/judge_e5.yaml"), resolve=False)
+    targets = recipe["targets"]
+    cap = 200 if args.quick else args.cap
+    long_cap = 100 if args.quick else args.long_cap
+    rng = random.Random(0)
+    judge = Judge(resolve_model(args.model))
+    threshold = judge.support_threshold
+    results: dict = {"model": args.model, "threshold": threshold, "temperature": judge.temperature, "sets": {}}
+
+    def score(pairs):
+        return judge.predict_proba([p.claim for p in pairs], [p.evidence for p in pairs])
+
+    from factlab.schema import RELATIONS
+
+    sup = RELATIONS.index("support")
+    for name in ("lingnli_val", "ocnli_dev", "xnli_zh_test", "anli_dev", "control"):
+        pairs = read_set(name, targets[name], root)
+        limit = long_cap if name == "control" else cap
+        pairs = rng.sample(pairs, min(limit, len(pairs)))
+        start = time.perf_counter()
+        probs = score(pairs)
+        units = [(_nli3(p.relations[0]), _nli3(judge.decide(q)[0])) for p, q in zip(pairs, probs, strict=True)]
+        acc = _interval(units, lambda us: sum(g == q for g, q in us) / len(us))
+        argmax_units = [(_nli3(p.relations[0]), _nli3(RELATIONS[max(range(5), key=q.__getitem__)]))
+                        for p, q in zip(pairs, probs, strict=True)]
+        results["sets"][name] = {"accuracy": acc, "accuracy_argmax": _interval(
+            argmax_units, lambda us: sum(g == q for g, q in us) / len(us)), "seconds": round(time.perf_counter() - start, 1)}
+        print(name, results["sets"][name], flush=True)
+    # MCTest binary
+    pairs = read_set("mctest", targets["mctest"], root)
+    pairs = rng.sample(pairs, min(long_cap, len(pairs)))
+    probs = score(pairs)
+    units = [(q[sup] >= threshold, p.relations == ("support",)) for p, q in zip(pairs, probs, strict=True)]
+    results["sets"]["mctest"] = {"binary_bacc": _interval(units, _bacc)}
+    print("mctest", results["sets"]["mctest"], flush=True)
+    # WiCE dev claim-level
+    wice_path = Path(root) / "wice/oracle_chunks/claim/dev.jsonl"
+    if wice_path.is_file():
+        claims = [json.loads(line) for line in wice_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if args.quick:
+            claims = claims[:60]
+        flat = [(i, c["claim"], chunk if isinstance(chunk, str) else " ".join(chunk)) for i, c in enumerate(claims)
+                for chunk in c["evidence"]]
+        probs = judge.predict_proba([f[1] for f in flat], [f[2] for f in flat])
+        best = [0.0] * len(claims)
+        for (i, _, _), q in zip(flat, probs, strict=True):
+            best[i] = max(best[i], q[sup])
+        gold = [c["label"] == "supported" for c in claims]
+        units = [(b >= threshold, g) for b, g in zip(best, gold, strict=True)]
+        # argmax: a claim is supported when some chunk's argmax is support
+        arg = [False] * len(claims)
+        for (i, _, _), q in zip(flat, probs, strict=True):
+            arg[i] = arg[i] or max(range(5), key=q.__getitem__) == sup
+        results["sets"]["wice_dev"] = {"binary_bacc": _interval(units, _bacc), "binary_bacc_argmax": _interval(
+            list(zip(arg, gold, strict=True)), _bacc), "chunks": len(flat)}
+        print("wice_dev", results["sets"]["wice_dev"], flush=True)
+    # held-out contrastive edits + evidence shuffle
+    from factlab.data.contrastive import edits
+
+    from factlab.judge.train import bundled_pairs
+
+    base = [p for name in ("lingnli_val", "xnli_zh_test") for p in read_set(name, targets[name], root)
+            if p.relations == ("support",)]
+    bundled_test = _bundled_test()
+    base += [p for p in bundled_pairs(bundled_test) if p.relations == ("support",) and p.source == "bundled"]
+    edited = []
+    for p in base:
+        for e in edits(p.claim, p.evidence):
+            edited.append((e.family, p.lang, e.relation, p.claim, e.claim, p.evidence))
+    rng.shuffle(edited)
+    per_cell: dict = {}
+    for row in edited:
+        per_cell.setdefault((row[0], row[1]), [])
+        if len(per_cell[(row[0], row[1])]) < (60 if args.quick else 400):
+            per_cell[(row[0], row[1])].append(row)
+    rows = [r for cell in per_cell.values() for r in cell]
+    probs = judge.predict_proba([r[4] for r in rows], [r[5] for r in rows])
+    results["edits"] = {}
+    for (family, lang), cell in sorted(per_cell.items()):
+        part = [(r, q) for r, q in zip(rows, probs, strict=True) if (r[0], r[1]) == (family, lang)]
+        caught = [float(judge.decide(q)[0] != "support") for _, q in part]
+        exact = [float(judge.decide(q)[0] == r[2]) for r, q in part]
+        results["edits"][f"{family}/{lang}"] = {
+            "caught": _interval(caught, lambda us: sum(us) / len(us)),
+            "own_relation": round(sum(exact) / max(1, len(exact)), 4)}
+        print("edit", family, lang, results["edits"][f"{family}/{lang}"], flush=True)
+    pool = [p for name in ("lingnli_val", "xnli_zh_test") for p in read_set(name, targets[name], root)]
+    pool = rng.sample(pool, 200 if args.quick else 1000)
+    shuffled = [(pool[i].claim, pool[(i + 37) % len(pool)].evidence, pool[i].lang) for i in range(len(pool))]
+    probs = judge.predict_proba([s[0] for s in shuffled], [s[1] for s in shuffled])
+    support = [float(judge.decide(q)[0] == "support") for q in probs]
+    results["shuffle_support"] = _interval(support, lambda us: sum(us) / len(us))
+    print("shuffle support share", results["shuffle_support"], flush=True)
+    # bundled test on gold evidence
+    test_pairs = [p for p in bundled_pairs(bundled_test) if p.source == "bundled"]
+    probs = score(test_pairs)
+    for lang in ("en", "zh"):
+        units = [float(judge.decide(q)[0] == p.relations[0]) for p, q in zip(test_pairs, probs, strict=True)
+                 if p.lang == lang]
+        results.setdefault("bundled_test", {})[lang] = _interval(units, lambda us: sum(us) / len(us))
+    print("bundled test", results["bundled_test"], flush=True)
+    if not args.no_speed:
+        results["speed"] = speed(resolve_model(args.model), read_set("xnli_zh_test", targets["xnli_zh_test"], root),
+                                 read_set("control", targets["control"], root))
+        print("speed", results["speed"], flush=True)
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    print(f"wrote {OUT / 'results.json'}")
+
+
+def _bundled_test() -> list[dict]:
+    from omegaconf import OmegaConf
+
+    from factlab.data.registry import load_dataset
+    from factlab.data.splits import split_cases
+
+    fractions = OmegaConf.to_container(OmegaConf.load("conf/splits/default.yaml"))
+    return split_cases(load_dataset(OmegaConf.load("conf/dataset/bundled.yaml")).cases, fractions, 0)["test"]
+
+
+def speed(folder, short_pairs, long_pairs, n_short: int = 512, n_long: int = 64) -> dict:
+    """pairs/s of fp32 and int8, short pairs and long (windowed) pairs, measured one after the other."""
+    from factlab.judge.model import Judge
+
+    out = {}
+    for int8 in (False, True):
+        judge = Judge(folder, int8=int8)
+        for kind, pairs, n in (("short", short_pairs, n_short), ("long", long_pairs, n_long)):
+            batch = pairs[:n]
+            judge.predict_proba([p.claim for p in batch[:32]], [p.evidence for p in batch[:32]])  # warm up
+            start = time.perf_counter()
+            judge.predict_proba([p.claim for p in batch], [p.evidence for p in batch])
+            out[f"{'int8' if int8 else 'fp32'}/{kind}_pairs_s"] = round(n / (time.perf_counter() - start), 1)
+    return out
+
+
+if __name__ == "__main__":
+    main()
