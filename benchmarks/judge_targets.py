@@ -13,7 +13,8 @@ calibration; the recipe's `targets:` table names the files, FACTLAB_DATA_ROOT th
 - evidence shuffle: claims of LingNLI val and XNLI-zh test each against another pair's evidence; share judged support.
 - the bundled test split on gold evidence: per-snippet relation accuracy per language.
 - speed: pairs/s for short pairs and for long (windowed) pairs, fp32 and int8, side by side.
-Every rate with its n and a 95% bootstrap interval. Prints Markdown; writes outputs/benchmarks/judge_targets/results.json.
+Every rate with its n and a 95% bootstrap interval. Prints each result; writes
+outputs/benchmarks/judge_targets/results.json.
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", default="factlab:judge-e5s-v1")
     parser.add_argument("--quick", action="store_true", help="200 rows per set (a smoke run, not a measurement)")
-    parser.add_argument("--cap", type=int, default=3000, help="rows per 3-way set at most (seeded sample)")
-    parser.add_argument("--long-cap", type=int, default=600, help="rows of ConTRoL and MCTest at most")
+    parser.add_argument("--cap", type=int, default=2000,
+                        help="rows per 3-way set at most (seeded sample; XNLI-zh test is read whole)")
+    parser.add_argument("--long-cap", type=int, default=300, help="rows of ConTRoL and MCTest at most")
     parser.add_argument("--no-speed", action="store_true")
     args = parser.parse_args()
 
@@ -79,7 +81,7 @@ def main() -> None:
     sup = RELATIONS.index("support")
     for name in ("lingnli_val", "ocnli_dev", "xnli_zh_test", "anli_dev", "control"):
         pairs = read_set(name, targets[name], root)
-        limit = long_cap if name == "control" else cap
+        limit = long_cap if name == "control" else len(pairs) if name == "xnli_zh_test" and not args.quick else cap
         pairs = rng.sample(pairs, min(limit, len(pairs)))
         start = time.perf_counter()
         probs = score(pairs)
@@ -87,8 +89,9 @@ def main() -> None:
         acc = _interval(units, lambda us: sum(g == q for g, q in us) / len(us))
         argmax_units = [(_nli3(p.relations[0]), _nli3(RELATIONS[max(range(5), key=q.__getitem__)]))
                         for p, q in zip(pairs, probs, strict=True)]
-        results["sets"][name] = {"accuracy": acc, "accuracy_argmax": _interval(
-            argmax_units, lambda us: sum(g == q for g, q in us) / len(us)), "seconds": round(time.perf_counter() - start, 1)}
+        argmax_acc = _interval(argmax_units, lambda us: sum(g == q for g, q in us) / len(us))
+        results["sets"][name] = {"accuracy": acc, "accuracy_argmax": argmax_acc,
+                                 "seconds": round(time.perf_counter() - start, 1)}
         print(name, results["sets"][name], flush=True)
     # MCTest binary
     pairs = read_set("mctest", targets["mctest"], root)
@@ -120,7 +123,6 @@ def main() -> None:
         print("wice_dev", results["sets"]["wice_dev"], flush=True)
     # held-out contrastive edits + evidence shuffle
     from factlab.data.contrastive import edits
-
     from factlab.judge.train import bundled_pairs
 
     base = [p for name in ("lingnli_val", "xnli_zh_test") for p in read_set(name, targets[name], root)
@@ -140,7 +142,7 @@ def main() -> None:
     rows = [r for cell in per_cell.values() for r in cell]
     probs = judge.predict_proba([r[4] for r in rows], [r[5] for r in rows])
     results["edits"] = {}
-    for (family, lang), cell in sorted(per_cell.items()):
+    for family, lang in sorted(per_cell):
         part = [(r, q) for r, q in zip(rows, probs, strict=True) if (r[0], r[1]) == (family, lang)]
         caught = [float(judge.decide(q)[0] != "support") for _, q in part]
         exact = [float(judge.decide(q)[0] == r[2]) for r, q in part]
@@ -182,19 +184,28 @@ def _bundled_test() -> list[dict]:
     return split_cases(load_dataset(OmegaConf.load("conf/dataset/bundled.yaml")).cases, fractions, 0)["test"]
 
 
-def speed(folder, short_pairs, long_pairs, n_short: int = 512, n_long: int = 64) -> dict:
-    """pairs/s of fp32 and int8, short pairs and long (windowed) pairs, measured one after the other."""
+def speed(folder, short_pairs, long_pairs, n_short: int = 512, n_long: int = 64, n_agree: int = 1000) -> dict:
+    """pairs/s of fp32 and int8, short pairs and long (windowed) pairs, measured one after the other; and int8's
+    3-way accuracy and agreement with fp32 on `n_agree` short pairs."""
     from factlab.judge.model import Judge
 
-    out = {}
+    out, decided = {}, {}
+    sample = random.Random(1).sample(short_pairs, min(n_agree, len(short_pairs)))
     for int8 in (False, True):
         judge = Judge(folder, int8=int8)
+        decided[int8] = [judge.decide(q)[0] for q in judge.predict_proba([p.claim for p in sample],
+                                                                         [p.evidence for p in sample])]
+        key = "int8" if int8 else "fp32"
+        out[f"{key}/accuracy_{len(sample)}_short"] = round(sum(
+            _nli3(d) == _nli3(p.relations[0]) for d, p in zip(decided[int8], sample, strict=True)) / len(sample), 4)
         for kind, pairs, n in (("short", short_pairs, n_short), ("long", long_pairs, n_long)):
             batch = pairs[:n]
             judge.predict_proba([p.claim for p in batch[:32]], [p.evidence for p in batch[:32]])  # warm up
             start = time.perf_counter()
             judge.predict_proba([p.claim for p in batch], [p.evidence for p in batch])
             out[f"{'int8' if int8 else 'fp32'}/{kind}_pairs_s"] = round(n / (time.perf_counter() - start), 1)
+    out["int8_agrees_with_fp32"] = round(sum(a == b for a, b in zip(decided[False], decided[True], strict=True))
+                                         / len(sample), 4)
     return out
 
 

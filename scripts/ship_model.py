@@ -42,14 +42,15 @@ def judge_card(name: str, meta: dict, results: dict | None, command: str) -> str
              + ", ".join(f"{k} {v:.3f}" for k, v in meta["baseline"].items() if k != "train_rows") + ".",
              f"- Calibration (never on a target set): {json.dumps(meta['calibration'])}.", "",
              "Training pairs per set after dedup (sampling share within its language half of each batch):", "",
-             "| set | pairs | share |", "|---|---|---|"]
-    shares = {**data.get("sampling_share", {}).get("en", {}), **data.get("sampling_share", {}).get("zh", {})}
+             "| set | pairs | share of the English half | share of the Chinese half |", "|---|---|---|---|"]
+    en, zh = data.get("sampling_share", {}).get("en", {}), data.get("sampling_share", {}).get("zh", {})
     for key, count in data.get("train", {}).items():
-        lines.append(f"| {key} | {count:,} | {shares.get(key, 0):.3f} |")
+        lines.append(f"| {key} | {count:,} | {en.get(key, 0):.3f} | {zh.get(key, 0):.3f} |")
     lines += ["", "Dropped: " + ", ".join(f"{k} {v:,}" for k, v in data.get("dropped", {}).items()) + ".",
               f"OCNLI dev premises also in OCNLI train.50k: {json.dumps(data.get('kept_target_premises'))}.", "",
               "## Val curve (400 rows per set, accuracy)", "",
-              "| step | pairs | lingnli_val | xnli_zh_test | ocnli_dev | mixval_en | mixval_zh |", "|---|---|---|---|---|---|---|"]
+              "| step | pairs | lingnli_val | xnli_zh_test | ocnli_dev | mixval_en | mixval_zh |",
+              "|---|---|---|---|---|---|---|"]
     for p in meta.get("curve", []):
         lines.append(f"| {p['step']} | {p['pairs_seen']:,} | {p['lingnli_val']:.3f} | {p['xnli_zh_test']:.3f} | "
                      f"{p['ocnli_dev']:.3f} | {p['mixval_en']:.3f} | {p['mixval_zh']:.3f} |")

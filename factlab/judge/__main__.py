@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m factlab.judge", description=__doc__.split("\n\n")[0])
     parser.add_argument("--input", required=True, type=Path, help="JSONL with claim and evidence per row")
     parser.add_argument("--output", required=True, type=Path, help="JSONL to write (atomically)")
-    parser.add_argument("--model", default=DEFAULT_JUDGE, help=f"a shipped name, folder or MLflow URI ({DEFAULT_JUDGE})")
+    parser.add_argument("--model", default=DEFAULT_JUDGE,
+                        help=f"a shipped name, folder or MLflow URI ({DEFAULT_JUDGE})")
     parser.add_argument("--int8", action="store_true", help="dynamic int8 Linear layers (faster, see the model card)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)

@@ -27,7 +27,7 @@ def features(claim: str, evidence: str) -> list[float]:
     tokens in the claim, length ratio, negation in claim only / evidence only, numbers of the claim missing."""
     c, e = tokens(claim), tokens(evidence)
     cs, es = set(c), set(e)
-    cb, eb = set(zip(c, c[1:])), set(zip(e, e[1:]))
+    cb, eb = set(zip(c, c[1:], strict=False)), set(zip(e, e[1:], strict=False))
     numbers = [t for t in cs if t.isdigit()]
     return [len(cs & es) / max(1, len(cs)), len(cb & eb) / max(1, len(cb)), len(cs & es) / max(1, len(es)),
             min(3.0, len(c) / max(1, len(e))), float(bool(_NEGATION.search(claim)) and not _NEGATION.search(evidence)),

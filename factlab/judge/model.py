@@ -190,11 +190,12 @@ class Judge:
         best = max((i for i in range(len(probs)) if i != index), key=probs.__getitem__)
         return self.labels[best], probs[best]
 
-    def predict(self, claims: Sequence[str], evidence: Sequence[str] | None = None) -> list[tuple[str, float]]:
-        """(relation, probability) per pair, by `decide` (the interface of SequenceClassifier.predict)."""
-        if evidence is None:
-            raise ValueError("the judge reads pairs: pass the evidence beside the claims")
-        return [self.decide(p) for p in self.predict_proba(claims, evidence)]
+    def predict(self, texts: Sequence[str], pairs: Sequence[str] | None = None) -> list[tuple[str, float]]:
+        """(relation, probability) per (claim, evidence) pair, by `decide` (SequenceClassifier.predict's interface:
+        `texts` are the claims, `pairs` the evidence)."""
+        if pairs is None:
+            raise ValueError("the judge reads pairs: pass the evidence (pairs=) beside the claims (texts=)")
+        return [self.decide(p) for p in self.predict_proba(texts, pairs)]
 
     def p_support(self, claims: Sequence[str], evidence: Sequence[str]) -> list[float]:
         index = self.labels.index("support")

@@ -113,7 +113,8 @@ def _rows(path: Path, reader: str, spec: Mapping) -> Iterator[tuple[str, Mapping
     elif reader in ("csv", "tsv"):
         delimiter = "," if reader == "csv" else "\t"
         with path.open(encoding="utf-8-sig", newline="") as fh:
-            lines = csv.reader(fh, delimiter=delimiter, quoting=csv.QUOTE_MINIMAL if reader == "csv" else csv.QUOTE_NONE)
+            quoting = csv.QUOTE_MINIMAL if reader == "csv" else csv.QUOTE_NONE
+            lines = csv.reader(fh, delimiter=delimiter, quoting=quoting)
             columns = spec.get("columns")
             if not columns:
                 columns = next(lines)

@@ -65,6 +65,8 @@ class JudgeSettings:
     keep_target_premises: list = field(default_factory=list)
     undigested: list = field(default_factory=list)
     val_per_lang: int = 1500
+    init_from: str | None = None  # an adapter folder (judge.json + adapter.safetensors) a fresh run starts from
+    pool_offset: int = 0  # the first pool drawn (a continuation starts past the pools its first stretch saw)
 
 
 # -- data --------------------------------------------------------------------------------------------------------
@@ -199,7 +201,7 @@ class Sampler:
         return batches
 
     def batch(self, step: int):
-        return self.pool(step // self.s.pool_batches)[step % self.s.pool_batches]
+        return self.pool(self.s.pool_offset + step // self.s.pool_batches)[step % self.s.pool_batches]
 
 
 # -- evaluation --------------------------------------------------------------------------------------------------
@@ -349,7 +351,7 @@ def train_judge(job, settings: JudgeSettings, name: str) -> dict:
     if baseline_path.is_file():
         baseline = json.loads(baseline_path.read_text())
     else:
-        train_rows = [p for lang in by_lang for p in random.Random(seed).sample(by_lang[lang], 15000)
+        train_rows = [p for lang in by_lang for p in random.Random(seed).sample(by_lang[lang], min(15000, len(by_lang[lang])))
                       if p.relation in ("support", "contradict", "insufficient")]
         model = LexicalBaseline().fit([p.claim for p in train_rows], [p.evidence for p in train_rows],
                                       [NLI3.get(p.relation, "neutral") for p in train_rows])
@@ -371,6 +373,12 @@ def train_judge(job, settings: JudgeSettings, name: str) -> dict:
                                    {"params": list(net.head.parameters()), "lr": settings.head_learning_rate}],
                                   weight_decay=settings.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _schedule(settings))
+    if settings.init_from:  # a continuation stretch: the adapter and head of an earlier run, a new optimizer
+        from safetensors.torch import load_file as load_adapter
+
+        load_trained_state(net, {k: v.float() for k, v in load_adapter(
+            str(Path(settings.init_from) / "adapter.safetensors")).items()})
+        print(f"started from the adapter in {settings.init_from}", flush=True)
     checkpoint = work / "checkpoint.pt"
     state = {"step": 0, "pairs_seen": 0, "train_seconds": 0.0, "curve": [], "best": None, "stopped": None}
     if checkpoint.is_file() and job.resume:

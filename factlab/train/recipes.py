@@ -85,7 +85,8 @@ def _head(job: TrainJob, task, name: str, headline: str, base_model: str, max_le
     """A stage head on frozen e5 embeddings (factlab/judge/heads.py), measured on the job's test split."""
     from factlab.judge.heads import train_head
 
-    splits = {split: [(row.text, row.gold, row.lang) for row in task.rows(cases)] for split, cases in job.splits.items()}
+    splits = {split: [(row.text, row.gold, row.lang) for row in task.rows(cases)]
+              for split, cases in job.splits.items()}
     result = train_head(task.stage, task.labels, splits, job.work_dir, base_model, max_length, list(l2_grid), job.seed,
                         name)
     job.tracker.log_dict(result, "head_result.json")

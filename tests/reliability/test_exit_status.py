@@ -76,8 +76,9 @@ def test_a_headings_only_document_starts_no_model(small_world, tmp_path):
     doc = tmp_path / "headings.md"
     doc.write_text("# Title\n\n## Part one\n\n## Part two\n", encoding="utf-8")
     # an LM that cannot start (no such endpoint): the run must not need it
-    run = verify(f"input={doc}", f"sources={sources}", f"output_dir={tmp_path / 'out'}", "lm@student=openai",
-                 "student.model=x", "student.api_base=http://127.0.0.1:9/v1", env={"OPENAI_API_KEY": SECRET})
+    run = verify(f"input={doc}", f"sources={sources}", f"output_dir={tmp_path / 'out'}", "checker=professional",
+                 "lm@student=openai", "student.model=x", "student.api_base=http://127.0.0.1:9/v1",
+                 env={"OPENAI_API_KEY": SECRET})
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads((tmp_path / "out" / "cards.json").read_text())["summary"]["claims"] == 0
 
@@ -85,8 +86,9 @@ def test_a_headings_only_document_starts_no_model(small_world, tmp_path):
 @pytest.mark.slow
 def test_an_unreachable_endpoint_is_one_line_at_the_start(small_world, tmp_path):
     doc, sources = small_world
-    run = verify(f"input={doc}", f"sources={sources}", f"output_dir={tmp_path / 'out'}", "lm@student=openai",
-                 "student.model=x", "student.api_base=http://127.0.0.1:9/v1", env={"OPENAI_API_KEY": SECRET})
+    run = verify(f"input={doc}", f"sources={sources}", f"output_dir={tmp_path / 'out'}", "checker=professional",
+                 "lm@student=openai", "student.model=x", "student.api_base=http://127.0.0.1:9/v1",
+                 env={"OPENAI_API_KEY": SECRET})
     assert run.returncode == 2 and "no answer from http://127.0.0.1:9/v1" in one_line_error(run)
 
 
@@ -98,8 +100,9 @@ def test_every_claim_in_error_exits_1_and_the_echoed_key_reaches_nothing(small_w
                                     "code": "invalid_api_key"}})
     out, store = tmp_path / "out", tmp_path / "mlruns"
     with FakeOpenAI([unauthorised]) as server:
-        run = verify(f"input={doc}", f"sources={sources}", f"output_dir={out}", "lm@student=openai",
-                     "student.model=fake", f"student.api_base={server.api_base}", "student.route=hosted_vllm",
+        run = verify(f"input={doc}", f"sources={sources}", f"output_dir={out}", "checker=professional",
+                     "lm@student=openai", "student.model=fake", f"student.api_base={server.api_base}",
+                     "student.route=hosted_vllm",
                      "student.num_retries=0", "claim_cache.enabled=false", "tracking=mlflow",
                      f"tracking.tracking_uri=sqlite:///{store / 'mlflow.db'}", f"tracking.artifact_root={store}",
                      env={"OPENAI_API_KEY": SECRET})
