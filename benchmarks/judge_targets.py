@@ -55,6 +55,8 @@ def main() -> None:
                         help="rows per 3-way set at most (seeded sample; XNLI-zh test is read whole)")
     parser.add_argument("--long-cap", type=int, default=300, help="rows of ConTRoL and MCTest at most")
     parser.add_argument("--no-speed", action="store_true")
+    parser.add_argument("--only-wice", action="store_true", help="WiCE alone, merged into an existing results.json")
+    parser.add_argument("--only-edits", action="store_true", help="the edits alone, merged likewise")
     args = parser.parse_args()
 
     from omegaconf import OmegaConf
@@ -79,7 +81,9 @@ def main() -> None:
     from factlab.schema import RELATIONS
 
     sup = RELATIONS.index("support")
-    for name in ("lingnli_val", "ocnli_dev", "xnli_zh_test", "anli_dev", "control"):
+    three_way = ("lingnli_val", "ocnli_dev", "xnli_zh_test", "anli_dev", "control")
+    three_way = () if args.only_wice or args.only_edits else three_way
+    for name in three_way:
         pairs = read_set(name, targets[name], root)
         limit = long_cap if name == "control" else len(pairs) if name == "xnli_zh_test" and not args.quick else cap
         pairs = rng.sample(pairs, min(limit, len(pairs)))
@@ -94,33 +98,23 @@ def main() -> None:
                                  "seconds": round(time.perf_counter() - start, 1)}
         print(name, results["sets"][name], flush=True)
     # MCTest binary
-    pairs = read_set("mctest", targets["mctest"], root)
-    pairs = rng.sample(pairs, min(long_cap, len(pairs)))
-    probs = score(pairs)
-    units = [(q[sup] >= threshold, p.relations == ("support",)) for p, q in zip(pairs, probs, strict=True)]
-    results["sets"]["mctest"] = {"binary_bacc": _interval(units, _bacc)}
-    print("mctest", results["sets"]["mctest"], flush=True)
-    # WiCE dev claim-level
+    if not (args.only_wice or args.only_edits):
+        pairs = read_set("mctest", targets["mctest"], root)
+        pairs = rng.sample(pairs, min(long_cap, len(pairs)))
+        probs = score(pairs)
+        units = [(q[sup] >= threshold, p.relations == ("support",)) for p, q in zip(pairs, probs, strict=True)]
+        results["sets"]["mctest"] = {"binary_bacc": _interval(units, _bacc)}
+        print("mctest", results["sets"]["mctest"], flush=True)
+    # WiCE dev claim-level: each row of oracle_chunks is one (claim, passage) with the passage's sentences
     wice_path = Path(root) / "wice/oracle_chunks/claim/dev.jsonl"
-    if wice_path.is_file():
-        claims = [json.loads(line) for line in wice_path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        if args.quick:
-            claims = claims[:60]
-        flat = [(i, c["claim"], chunk if isinstance(chunk, str) else " ".join(chunk)) for i, c in enumerate(claims)
-                for chunk in c["evidence"]]
-        probs = judge.predict_proba([f[1] for f in flat], [f[2] for f in flat])
-        best = [0.0] * len(claims)
-        for (i, _, _), q in zip(flat, probs, strict=True):
-            best[i] = max(best[i], q[sup])
-        gold = [c["label"] == "supported" for c in claims]
-        units = [(b >= threshold, g) for b, g in zip(best, gold, strict=True)]
-        # argmax: a claim is supported when some chunk's argmax is support
-        arg = [False] * len(claims)
-        for (i, _, _), q in zip(flat, probs, strict=True):
-            arg[i] = arg[i] or max(range(5), key=q.__getitem__) == sup
-        results["sets"]["wice_dev"] = {"binary_bacc": _interval(units, _bacc), "binary_bacc_argmax": _interval(
-            list(zip(arg, gold, strict=True)), _bacc), "chunks": len(flat)}
+    if wice_path.is_file() and not args.only_edits:
+        results["sets"]["wice_dev"] = wice(judge, wice_path, threshold, 120 if args.quick else None)
         print("wice_dev", results["sets"]["wice_dev"], flush=True)
+    if args.only_wice:
+        _merge_write(results)
+        return
+    if args.only_edits:
+        results["sets"] = {}
     # held-out contrastive edits + evidence shuffle
     from factlab.data.contrastive import edits
     from factlab.judge.train import bundled_pairs
@@ -141,15 +135,26 @@ def main() -> None:
             per_cell[(row[0], row[1])].append(row)
     rows = [r for cell in per_cell.values() for r in cell]
     probs = judge.predict_proba([r[4] for r in rows], [r[5] for r in rows])
+    originals = judge.predict_proba([r[3] for r in rows], [r[5] for r in rows])  # the unedited claims
     results["edits"] = {}
     for family, lang in sorted(per_cell):
-        part = [(r, q) for r, q in zip(rows, probs, strict=True) if (r[0], r[1]) == (family, lang)]
-        caught = [float(judge.decide(q)[0] != "support") for _, q in part]
-        exact = [float(judge.decide(q)[0] == r[2]) for r, q in part]
+        part = [(r, q, o) for r, q, o in zip(rows, probs, originals, strict=True) if (r[0], r[1]) == (family, lang)]
+        caught = [float(judge.decide(q)[0] != "support") for _, q, _ in part]
+        exact = [float(judge.decide(q)[0] == r[2]) for r, q, _ in part]
+        passed = [judge.decide(o)[0] == "support" for _, _, o in part]
+        given = [c for c, ok in zip(caught, passed, strict=True) if ok]
         results["edits"][f"{family}/{lang}"] = {
             "caught": _interval(caught, lambda us: sum(us) / len(us)),
-            "own_relation": round(sum(exact) / max(1, len(exact)), 4)}
+            "own_relation": round(sum(exact) / max(1, len(exact)), 4),
+            "original_passed": round(sum(passed) / max(1, len(passed)), 4),
+            "caught_given_passed": _interval(given, lambda us: sum(us) / len(us)) if given else None}
         print("edit", family, lang, results["edits"][f"{family}/{lang}"], flush=True)
+    if args.only_edits:
+        path = OUT / "results.json"
+        old = json.loads(path.read_text()) if path.is_file() else {}
+        path.write_text(json.dumps({**old, "edits": results["edits"]}, indent=2, ensure_ascii=False) + "\n")
+        print(f"merged the edits into {path}")
+        return
     pool = [p for name in ("lingnli_val", "xnli_zh_test") for p in read_set(name, targets[name], root)]
     pool = rng.sample(pool, 200 if args.quick else 1000)
     shuffled = [(pool[i].claim, pool[(i + 37) % len(pool)].evidence, pool[i].lang) for i in range(len(pool))]
@@ -172,6 +177,39 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     print(f"wrote {OUT / 'results.json'}")
+
+
+def wice(judge, path: Path, threshold: float, limit: int | None) -> dict:
+    """Claim-level binary balanced accuracy on WiCE dev: a claim's p(support) is the max over its passages (each
+    passage its sentences joined, read in windows); gold support = `supported`."""
+    from factlab.schema import RELATIONS
+
+    sup = RELATIONS.index("support")
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = rows[:limit] if limit else rows
+    passages = [" ".join(e if isinstance(e, str) else " ".join(e) for e in r["evidence"]) for r in rows]
+    probs = judge.predict_proba([r["claim"] for r in rows], passages)
+    best: dict[str, float] = {}
+    argmax: dict[str, bool] = {}
+    gold: dict[str, bool] = {}
+    for row, q in zip(rows, probs, strict=True):
+        best[row["claim"]] = max(best.get(row["claim"], 0.0), q[sup])
+        argmax[row["claim"]] = argmax.get(row["claim"], False) or max(range(len(q)), key=q.__getitem__) == sup
+        gold[row["claim"]] = row["label"] == "supported"
+    claims = sorted(gold)
+    return {"binary_bacc": _interval([(best[c] >= threshold, gold[c]) for c in claims], _bacc),
+            "binary_bacc_argmax": _interval([(argmax[c], gold[c]) for c in claims], _bacc),
+            "passages": len(rows), "claims": len(claims), "supported": sum(gold.values())}
+
+
+def _merge_write(results: dict) -> None:
+    path = OUT / "results.json"
+    old = json.loads(path.read_text()) if path.is_file() else {}
+    old.setdefault("sets", {}).update(results["sets"])
+    OUT.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**results, **{k: v for k, v in old.items() if k != "sets"}, "sets": old["sets"]},
+                               indent=2, ensure_ascii=False) + "\n")
+    print(f"merged into {path}")
 
 
 def _bundled_test() -> list[dict]:

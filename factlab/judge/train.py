@@ -351,7 +351,8 @@ def train_judge(job, settings: JudgeSettings, name: str) -> dict:
     if baseline_path.is_file():
         baseline = json.loads(baseline_path.read_text())
     else:
-        train_rows = [p for lang in by_lang for p in random.Random(seed).sample(by_lang[lang], min(15000, len(by_lang[lang])))
+        train_rows = [p for lang in by_lang
+                      for p in random.Random(seed).sample(by_lang[lang], min(15000, len(by_lang[lang])))
                       if p.relation in ("support", "contradict", "insufficient")]
         model = LexicalBaseline().fit([p.claim for p in train_rows], [p.evidence for p in train_rows],
                                       [NLI3.get(p.relation, "neutral") for p in train_rows])
@@ -513,6 +514,12 @@ def plot_curve(curve_file: Path, out: Path) -> Path:
     fig, ax = plt.subplots(figsize=(7, 4))
     for key in ("lingnli_val", "xnli_zh_test", "ocnli_dev", "mixval_en", "mixval_zh"):
         ax.plot([p["pairs_seen"] for p in points], [p[key] for p in points], marker="o", label=key)
+    starts = [p["pairs_seen"] for a, p in zip(points, points[1:], strict=False)
+              if p.get("stretch", 1) != a.get("stretch", 1)]
+    for start in starts:  # a continuation stretch (a new optimizer and learning-rate schedule) starts here
+        ax.axvline(start - 3200, color="grey", linestyle="--", linewidth=1)
+        ax.annotate("stretch 2: continued, lr decayed to 0", (start - 3200, ax.get_ylim()[0]), fontsize=8,
+                    xytext=(4, 6), textcoords="offset points", color="grey")
     ax.set_xlabel("training pairs seen")
     ax.set_ylabel("accuracy (400 rows each)")
     ax.grid(alpha=0.3)

@@ -40,7 +40,7 @@ def verified(request, tmp_path_factory, index_dir):
     doc.write_text(text, encoding="utf-8")
     cfg = compose_config("verify", [f"input={doc}", f"sources={ROOT / 'datasets/bundled/corpus'}",
                                     f"output_dir={out}", f"index_dir={index_dir}", "k=3", "progress=false",
-                                    "claim_cache.enabled=false"])
+                                    "claim_cache.enabled=false", "checker=professional"])
     result = run(cfg)
     return out, result, marker, text
 

@@ -59,3 +59,20 @@ def test_fast_checker_runs_offline_without_any_lm(fast_models, penicillin_world,
     costs = result["costs"]
     assert costs["extract_claims"]["items"] == 0 and costs["query_rewrite"]["items"] == 0  # no LM stage ran
     assert not any("tokens" in key for stage in costs.values() for key in stage)
+
+
+@pytest.mark.slow
+def test_fast_checker_answers_with_the_shipped_models_and_no_training(penicillin_world, tmp_path, monkeypatch):
+    """A fresh clone: verify.py's default checker on the models shipped in the repo, no MLflow store, no LM."""
+    import factlab.models.lm as lm
+
+    monkeypatch.setattr(lm, "local_lm", lambda *a, **k: (_ for _ in ()).throw(AssertionError("an LM was built")))
+    monkeypatch.setenv("FACTLAB_MLFLOW_URI", f"sqlite:///{tmp_path / 'absent' / 'mlflow.db'}")
+    document, sources = penicillin_world
+    out = tmp_path / "out"
+    result = run(compose_config("verify", [f"input={document}", f"sources={sources}", f"output_dir={out}",
+                                           "progress=false"]))
+    assert result["checker"] == "fast"
+    cards = json.loads((out / "cards.json").read_text(encoding="utf-8"))
+    claims = [c for p in cards["paragraphs"] for c in p["claims"] if c["checkworthy"]]
+    assert claims and all(c["label"] in ("correct", "wrong", "disputed", "unverifiable") for c in claims)
