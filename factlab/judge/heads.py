@@ -11,12 +11,10 @@ model, the weights' sha256, metrics), and is served by `HeadClassifier` with the
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from factlab.judge.model import sha256_file
-from factlab.runtime import ModelSourceError
+from factlab.judge.model import read_checked, sha256_file
 
 HEAD_FILE = "head.safetensors"
 HEAD_META = "head.json"
@@ -99,15 +97,7 @@ class HeadClassifier:
         from safetensors.torch import load_file
 
         self.path = Path(folder)
-        meta_path = self.path / HEAD_META
-        if not meta_path.is_file():
-            raise ModelSourceError(f"{self.path}: no {HEAD_META}; expected a head folder written by "
-                                   "`python train.py recipe=head_e5`")
-        self.meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        weights = self.path / HEAD_FILE
-        if not weights.is_file() or sha256_file(weights) != self.meta["head_sha256"]:
-            raise ModelSourceError(f"{weights}: missing or its sha256 differs from {meta_path}'s head_sha256; "
-                                   "restore it with `git checkout` or retrain")
+        self.meta, weights = read_checked(self.path, HEAD_META, HEAD_FILE, "head_sha256", "head_<stage>")
         state = load_file(str(weights))
         self.weight, self.bias = state["weight"].float(), state["bias"].float()
         self.stage: str = self.meta["stage"]

@@ -29,6 +29,25 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def read_checked(folder: Path, meta_name: str, weights_name: str, digest_key: str, recipe: str) -> tuple[dict, Path]:
+    """The meta of a shipped / trained folder and the path of its weights, whose sha256 must match the meta's.
+
+    Raises:
+        ModelSourceError: no meta file, or weights missing or changed (naming both files and how to restore them).
+    """
+    folder = Path(folder)
+    meta_path = folder / meta_name
+    if not meta_path.is_file():
+        raise ModelSourceError(f"{folder}: no {meta_name}; expected a folder written by `python train.py "
+                               f"recipe={recipe}`")
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    weights = folder / weights_name
+    if not weights.is_file() or sha256_file(weights) != meta.get(digest_key):
+        raise ModelSourceError(f"{weights}: missing or its sha256 differs from {meta_path}'s {digest_key}; "
+                               "restore it with `git checkout` or retrain")
+    return meta, weights
+
+
 def build_net(base_folder: Path, lora: dict, n_labels: int = len(RELATIONS), dropout: float = 0.1):
     """A fresh JudgeNet: the e5 BertModel from `base_folder` wrapped in LoRA adapters, and a new head."""
     import torch
@@ -119,15 +138,7 @@ class Judge:
         from factlab.runtime import resolve_base_model
 
         self.folder = Path(folder)
-        meta_path = self.folder / META_FILE
-        if not meta_path.is_file():
-            raise ModelSourceError(f"{self.folder}: no {META_FILE}; expected a judge folder written by "
-                                   "`python train.py recipe=judge_e5`")
-        self.meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        adapter = self.folder / ADAPTER_FILE
-        if not adapter.is_file() or sha256_file(adapter) != self.meta["adapter_sha256"]:
-            raise ModelSourceError(f"{adapter}: missing or its sha256 differs from {meta_path}'s adapter_sha256; "
-                                   "restore it with `git checkout` or retrain")
+        self.meta, adapter = read_checked(self.folder, META_FILE, ADAPTER_FILE, "adapter_sha256", "judge_e5")
         self.labels: tuple[str, ...] = tuple(self.meta["labels"])
         self.max_length: int = int(self.meta["max_length"])
         self.window_stride: int = int(self.meta.get("window_stride", 0))
