@@ -45,7 +45,8 @@ def fast_stages(checker_cfg: DictConfig, paragraphs_cfg: DictConfig | None = Non
                                           int8=checker_cfg.int8),
         "query_rewrite": ClaimQueries(),
         "judge": load_stage_classifier("judge", models.judge, batch_size=checker_cfg.batch_size,
-                                       int8=checker_cfg.int8, max_snippets=checker_cfg.max_snippets),
+                                       int8=checker_cfg.int8, max_snippets=checker_cfg.max_snippets,
+                                       **_container(checker_cfg.get("calibration") or {})),
     }
 
 

@@ -100,6 +100,7 @@ def load_classifier(folder: Path, batch_size: int = 32, int8: bool = False):
 
 
 def load_stage_classifier(stage: str, model: str | Path, batch_size: int = 32, int8: bool = False,
+                          temperature: float | None = None, support_threshold: float | None = None,
                           **options) -> dspy.Module:
     """The stage `stage` backed by the classifier at `model`.
 
@@ -108,6 +109,7 @@ def load_stage_classifier(stage: str, model: str | Path, batch_size: int = 32, i
         model: a model folder, `factlab:<name>` (shipped), `models:/<name>/<version>` or `runs:/<run id>/model`.
         batch_size: inputs per forward pass.
         int8: serve with int8 Linear layers (torch dynamic quantisation).
+        temperature, support_threshold: override the calibration the model folder carries (None: keep it).
         options: keyword options of the stage module (judge: max_snippets).
 
     Raises:
@@ -120,4 +122,9 @@ def load_stage_classifier(stage: str, model: str | Path, batch_size: int = 32, i
     if classifier.stage != stage:
         raise ModelSourceError(f"model {model!r} was trained for stage {classifier.stage!r}, not {stage!r}; train "
                                f"one with `python train.py recipe=distill_{stage}`")
+    for name, value in (("temperature", temperature), ("support_threshold", support_threshold)):
+        if value is not None:
+            if not hasattr(classifier, name):
+                raise ModelSourceError(f"model {model!r} has no {name} to override")
+            setattr(classifier, name, float(value))
     return _MODULES[stage](classifier, **options)

@@ -64,3 +64,14 @@ def test_a_changed_weight_file_is_refused(tmp_path):
     (copy / "adapter.safetensors").write_bytes(bytes(data))
     with pytest.raises(ModelSourceError, match="sha256"):
         load_stage_classifier("judge", copy)
+
+
+@pytest.mark.slow
+def test_calibration_is_a_setting_that_overrides_the_cards():
+    fitted = load_stage_classifier("judge", DEFAULT_JUDGE).classifier
+    meta = json.loads((resolve_model(DEFAULT_JUDGE) / "judge.json").read_text())
+    assert fitted.support_threshold == meta["calibration"]["support_threshold"]
+    strict = load_stage_classifier("judge", DEFAULT_JUDGE, support_threshold=0.999, temperature=2.0).classifier
+    assert strict.support_threshold == 0.999 and strict.temperature == 2.0
+    claim, evidence = "The Eiffel Tower was completed in 1889.", "The Eiffel Tower was completed in 1889."
+    assert strict.predict([claim], [evidence])[0][0] != "support"  # nothing reaches p(support) 0.999 at T=2
