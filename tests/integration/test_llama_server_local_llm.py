@@ -45,9 +45,16 @@ def test_the_kv_only_prompt_cache_changes_no_completion(monkeypatch):
 
     from factlab.models import llama_server
 
+    import llama_cpp.llama_cpp as lib
+
+    from factlab.runtime import cpu_flags
+
     path = _model_path()
     monkeypatch.setattr(llama_mod.Llama, "save_state", llama_mod.Llama.save_state)  # undone after the test
     monkeypatch.setattr(llama_mod.Llama, "load_state", llama_mod.Llama.load_state)
+    monkeypatch.setattr(lib, "llama_model_default_params", lib.llama_model_default_params)
+    if not llama_server.use_extra_buffers("auto", cpu_flags()):
+        llama_server.disable_extra_buffers()  # on an AMX CPU ggml's AMX matmul faults in-process too, as in the server
 
     plain = llama_mod.Llama(model_path=str(path), n_ctx=1024, verbose=False)
     expected = _completions(plain) + _completions(plain, max_tokens=32, schema=SCHEMA)
