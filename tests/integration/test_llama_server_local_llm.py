@@ -41,12 +41,10 @@ def _model_path() -> Path:
 
 def test_the_kv_only_prompt_cache_changes_no_completion(monkeypatch):
     llama_mod = pytest.importorskip("llama_cpp.llama")
+    import llama_cpp.llama_cpp as lib
     from llama_cpp.llama_cache import LlamaRAMCache
 
     from factlab.models import llama_server
-
-    import llama_cpp.llama_cpp as lib
-
     from factlab.runtime import cpu_flags
 
     path = _model_path()
