@@ -34,8 +34,8 @@ def judge_card(name: str, meta: dict, results: dict | None, command: str) -> str
              "`judge.json`).", "",
              "## Training", "", f"- Command: `{command}` (resumable: rerun the same command).",
              f"- Steps {meta['steps']} (best by the mix's val split at step {meta['best_step']}), "
-             f"{meta['pairs_seen']:,} pairs seen, {meta['train_seconds'] / 60:.0f} min of training on a 2-core AMD "
-             f"EPYC (fp32, 2 threads); stopped: {meta['stopped']}.",
+             f"{meta['pairs_seen']:,} pairs seen, {meta['train_seconds'] / 60:.0f} min of training on "
+             f"{meta.get('machine', 'a 2-core CPU')} (fp32, 2 threads); stopped: {meta['stopped']}.",
              f"- Pilot gate (step {meta.get('pilot', {}) and 'at pilot_steps'}): {json.dumps(meta.get('pilot'))}; "
              f"lexical baseline (logistic regression on overlap features + hashed claim words, "
              f"{meta['baseline'].get('train_rows', 0):,} training pairs): "

@@ -391,7 +391,7 @@ def train_judge(job, settings: JudgeSettings, name: str) -> dict:
         print(f"resumed at step {state['step']} ({state['pairs_seen']} pairs, {state['train_seconds']:.0f} s)",
               flush=True)
     sampler = Sampler(settings, tokenizer, by_lang, weights, seed)
-    meta = {"name": name, "base_model": settings.base_model, "base_sha256": _base_digest(base),
+    meta = {"name": name, "machine": _machine(), "base_model": settings.base_model, "base_sha256": _base_digest(base),
             "max_length": settings.max_length, "window_stride": settings.window_stride, "lora": settings.lora,
             "pooling": "mean", "relations_of_nli": {"entailment": "support", "contradiction": "contradict",
                                                     "neutral": "insufficient"}}
@@ -494,6 +494,25 @@ def train_judge(job, settings: JudgeSettings, name: str) -> dict:
     result["adapter_sha256"] = sha256_file(folder / "adapter.safetensors")
     print(f"stopped: {state['stopped'] or 'end of stretch (rerun to resume)'}; model: {folder}", flush=True)
     return result
+
+
+def _machine() -> str:
+    """The CPU this ran on, as the model card names it (detected, not assumed)."""
+    import os
+
+    from factlab.runtime import cpu_flags
+
+    name = "CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    flags = cpu_flags()
+    extra = [label for label, flag in (("AVX-512", "avx512f"), ("AMX", "amx_tile"), ("AVX2", "avx2")) if flag in flags]
+    return f"a {os.cpu_count()}-core {name}" + (f" ({', '.join(extra)})" if extra else "")
 
 
 def _base_digest(base: Path) -> str:
