@@ -22,11 +22,8 @@ META_FILE = "judge.json"
 
 
 def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
     with Path(path).open("rb") as fh:
-        while block := fh.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def read_checked(folder: Path, meta_name: str, weights_name: str, digest_key: str, recipe: str) -> tuple[dict, Path]:
@@ -163,32 +160,13 @@ class Judge:
         return encode_windows(self.tokenizer, claims, evidence, self.max_length, self.window_stride)
 
     def window_logits(self, claims: Sequence[str], evidence: Sequence[str]) -> list[list[list[float]]]:
-        import torch
-
-        windows = self.encode_windows(claims, evidence)
-        flat = [(i, ids) for i, rows in enumerate(windows) for ids in rows]
-        flat.sort(key=lambda item: len(item[1]))
-        out: list[list[list[float]]] = [[] for _ in claims]
-        pad = self.tokenizer.pad_token_id
-        with torch.inference_mode():
-            for start in range(0, len(flat), self.batch_size):
-                chunk = flat[start:start + self.batch_size]
-                ids, mask = pad_batch([ids for _, ids in chunk], pad)
-                for (owner, _), row in zip(chunk, self.net(ids, mask).float().tolist(), strict=True):
-                    out[owner].append(row)
-        return out
+        return window_logits(self.net, self.tokenizer, claims, evidence, self.max_length, self.window_stride,
+                             self.batch_size)
 
     def predict_proba(self, claims: Sequence[str], evidence: Sequence[str]) -> list[list[float]]:
         """Calibrated relation probabilities per pair; a pair read in several windows answers with its most
         decisive window (the highest probability of support, partial support or contradiction)."""
-        from factlab.models.classifier import softmax
-
-        keep = [i for i, label in enumerate(self.labels) if label not in ("insufficient", "irrelevant")]
-        result = []
-        for windows in self.window_logits(claims, evidence):
-            probs = [softmax([v / self.temperature for v in logits]) for logits in windows]
-            result.append(max(probs, key=lambda p: max(p[i] for i in keep)))
-        return result
+        return [decisive(windows, self.labels, self.temperature) for windows in self.window_logits(claims, evidence)]
 
     stage = "judge"
 
@@ -222,6 +200,42 @@ class Judge:
                                                                   zip(self.labels, probs, strict=True)},
                          "p_support": round(probs[index], 5), "supported": probs[index] >= self.support_threshold})
         return rows
+
+
+def window_logits(net, tokenizer, claims: Sequence[str], evidence: Sequence[str], max_length: int, stride: int,
+                  batch_size: int = 64) -> list[list[list[float]]]:
+    """Raw logits per pair, one list per window (`encode_windows`), the windows batched by length; `net` in eval
+    mode for the call (training restores its mode). Serving and the training run's evaluations both read here."""
+    import torch
+
+    windows = encode_windows(tokenizer, claims, evidence, max_length, stride)
+    flat = sorted(((i, ids) for i, rows in enumerate(windows) for ids in rows), key=lambda item: len(item[1]))
+    out: list[list[list[float]]] = [[] for _ in claims]
+    was_training = net.training
+    net.eval()
+    with torch.inference_mode():
+        for start in range(0, len(flat), batch_size):
+            chunk = flat[start:start + batch_size]
+            ids, mask = pad_batch([ids for _, ids in chunk], tokenizer.pad_token_id)
+            for (owner, _), row in zip(chunk, net(ids, mask).float().tolist(), strict=True):
+                out[owner].append(row)
+    net.train(was_training)
+    return out
+
+
+def decisive(windows: Sequence[Sequence[float]], labels: Sequence[str] = RELATIONS,
+             temperature: float = 1.0) -> list[float]:
+    """The probabilities of a pair's most decisive window: the one with the highest probability of a relation
+    other than insufficient / irrelevant.
+
+    >>> [round(p, 2) for p in decisive([[0, 0, 0, 0, 3.0], [2.0, 0, 0, 0, 0]])]
+    [0.65, 0.09, 0.09, 0.09, 0.09]
+    """
+    from factlab.models.classifier import softmax
+
+    keep = [i for i, label in enumerate(labels) if label not in ("insufficient", "irrelevant")]
+    probs = [softmax([v / temperature for v in logits]) for logits in windows]
+    return max(probs, key=lambda p: max(p[i] for i in keep))
 
 
 def encode_windows(tokenizer, claims: Sequence[str], evidence: Sequence[str], max_length: int,

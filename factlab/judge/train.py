@@ -27,6 +27,17 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from factlab.judge.model import (
+    build_net,
+    decisive,
+    encode_windows,
+    load_trained_state,
+    pad_batch,
+    save_adapter,
+    sha256_file,
+    trained_state,
+    window_logits,
+)
 from factlab.judge.pairs import NLI3, Pair, dedupe, premise_key, read_set
 from factlab.schema import RELATIONS
 
@@ -139,7 +150,7 @@ def _shares(pairs: list[Pair], weights: list[float]) -> dict[str, float]:
 
 def _overlap(target: list[Pair], train: list[Pair]) -> dict[str, int]:
     premises = {premise_key(p.evidence) for p in target}
-    shared = {premise_key(p.evidence) for p in train if premise_key(p.evidence) in premises}
+    shared = {key for key in map(premise_key, (p.evidence for p in train)) if key in premises}
     return {"target_premises": len(premises), "shared_with_training": len(shared)}
 
 
@@ -179,8 +190,6 @@ class Sampler:
 
     def pool(self, index: int) -> list[tuple[list[list[int]], list[list[int]]]]:
         """The batches of pool `index`: (token ids per row, relation mask per row)."""
-        from factlab.judge.model import encode_windows
-
         if self._cache and self._cache[0] == index:
             return self._cache[1]
         rng = random.Random(f"{self.seed}/{index}")
@@ -206,32 +215,9 @@ class Sampler:
 
 # -- evaluation --------------------------------------------------------------------------------------------------
 def predict_relations(net, tokenizer, pairs: list[Pair], max_length: int, stride: int, batch_size: int = 64):
-    """Probabilities per pair (all windows read; the most decisive window answers, as `Judge.predict_proba`)."""
-    import torch
-
-    from factlab.judge.model import encode_windows, pad_batch
-
-    windows = encode_windows(tokenizer, [p.claim for p in pairs], [p.evidence for p in pairs], max_length, stride)
-    flat = sorted(((i, ids) for i, rows in enumerate(windows) for ids in rows), key=lambda x: len(x[1]))
-    logits: list[list[list[float]]] = [[] for _ in pairs]
-    was_training = net.training
-    net.eval()
-    with torch.inference_mode():
-        for start in range(0, len(flat), batch_size):
-            chunk = flat[start:start + batch_size]
-            ids, mask = pad_batch([c[1] for c in chunk], tokenizer.pad_token_id)
-            for (owner, _), row in zip(chunk, net(ids, mask).float().tolist(), strict=True):
-                logits[owner].append(row)
-    net.train(was_training)
-    return logits
-
-
-def decisive(windows: list[list[float]], temperature: float = 1.0) -> list[float]:
-    from factlab.models.classifier import softmax
-
-    keep = [RELATIONS.index(r) for r in ("support", "partial_support", "contradict")]
-    probs = [softmax([v / temperature for v in w]) for w in windows]
-    return max(probs, key=lambda p: max(p[i] for i in keep))
+    """Raw window logits per pair, read as serving reads them (`factlab.judge.model.window_logits`)."""
+    return window_logits(net, tokenizer, [p.claim for p in pairs], [p.evidence for p in pairs], max_length, stride,
+                         batch_size)
 
 
 def accuracy(pairs: list[Pair], logits) -> float:
@@ -272,7 +258,6 @@ def _save_checkpoint(path: Path, net, optimizer, scheduler, state: dict) -> None
     import torch
 
     from factlab.atomic import atomic_writer
-    from factlab.judge.model import trained_state
 
     buffer = io.BytesIO()
     torch.save({"trained": trained_state(net), "optimizer": optimizer.state_dict(),
@@ -291,11 +276,12 @@ def fit_calibration(val: list[Pair], logits) -> dict:
     for t in [0.5 + 0.1 * i for i in range(31)]:
         nll = 0.0
         for pair, windows in single:
-            probs = decisive(windows, t)
+            probs = decisive(windows, RELATIONS, t)
             nll -= m.log(max(1e-9, probs[RELATIONS.index(pair.relations[0])]))
         if nll < best_nll:
             best_t, best_nll = t, nll
-    scored = [(decisive(w, best_t)[0], p.relations == ("support",)) for p, w in zip(val, logits, strict=True)]
+    scored = [(decisive(w, RELATIONS, best_t)[0], p.relations == ("support",))
+              for p, w in zip(val, logits, strict=True)]
     best_cut, best_bacc = 0.5, 0.0
     for cut in [0.05 * i for i in range(1, 20)]:
         bacc = balanced_accuracy([(s >= cut, gold) for s, gold in scored])
@@ -312,10 +298,9 @@ def balanced_accuracy(rows: list[tuple[bool, bool]]) -> float:
     >>> balanced_accuracy([(True, True), (False, False), (True, False), (True, True)])
     0.75
     """
-    pos = [p for p, g in rows if g]
-    neg = [not p for p, g in rows if not g]
-    parts = [sum(x) / len(x) for x in (pos, neg) if x]
-    return sum(parts) / len(parts) if parts else 0.0
+    from factlab.metrics import balanced_accuracy as by_class
+
+    return by_class([str(g) for _, g in rows], [str(p) for p, _ in rows]) or 0.0
 
 
 def train_judge(job, settings: JudgeSettings, name: str) -> dict:
@@ -326,7 +311,6 @@ def train_judge(job, settings: JudgeSettings, name: str) -> dict:
 
     from factlab.atomic import write_json
     from factlab.judge.baseline import LexicalBaseline
-    from factlab.judge.model import build_net, load_trained_state, save_adapter, sha256_file
     from factlab.runtime import resolve_base_model
 
     work = Path(job.work_dir)
@@ -415,8 +399,6 @@ def train_judge(job, settings: JudgeSettings, name: str) -> dict:
         tick = time.perf_counter()
         torch.manual_seed(hash((seed, state["step"])) % (2 ** 31))
         ids_rows, masks = sampler.batch(state["step"])
-        from factlab.judge.model import pad_batch
-
         ids, attention = pad_batch(ids_rows, tokenizer.pad_token_id)
         loss = _set_loss(net(ids, attention), torch.tensor(masks))
         loss.backward()
