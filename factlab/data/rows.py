@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from factlab.data.errors import CaseError
+from factlab.data.jsonl import iter_jsonl
 
 FORMATS: tuple[str, ...] = ("jsonl", "json", "csv", "tsv")
 
@@ -54,17 +55,7 @@ def _decode(path: Path, data: bytes, first_line: int = 1) -> str:
 
 
 def _jsonl(path: Path, _fmt: str, _columns=None) -> Iterator[tuple[str, object]]:
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            where = f"{path} line {number}"
-            line = _decode(path, raw, first_line=number)
-            if not line.strip():
-                continue
-            try:
-                yield where, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CaseError(where, "(row)", f"expected one JSON value per line, got invalid JSON: "
-                                                f"{exc.msg} at column {exc.colno}") from None
+    yield from iter_jsonl(path, locate=lambda source, number: f"{source} line {number}")
 
 
 def _json_list(path: Path, _fmt: str, _columns=None) -> Iterator[tuple[str, object]]:
