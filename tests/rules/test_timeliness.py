@@ -1,5 +1,6 @@
-"""The timeliness check (factlab/rules/timeliness.py): source dates in English and Chinese with their precedence, a
-claim's time (current / past / dated / unmarked), the rule on small cases, its config, and its gold held at a floor."""
+"""The timeliness check (factlab/rules/timeliness.py, with dating.py and tense.py): source dates in English and
+Chinese with their precedence, a claim's time (current / past / dated / unmarked), the rule on small cases, its config,
+and its gold held at a floor."""
 
 from __future__ import annotations
 
@@ -12,19 +13,14 @@ from types import SimpleNamespace
 import pytest
 from hydra.utils import instantiate
 
+import factlab.rules.dating
+import factlab.rules.tense
 import factlab.rules.timeliness
 from factlab.config import compose_option
 from factlab.rules.business import JudgedEvidence
-from factlab.rules.timeliness import (
-    CURRENT_CUES,
-    PAST_CUES,
-    Timeliness,
-    claim_tense,
-    find_source_date,
-    is_current_claim,
-    same_document,
-    source_date,
-)
+from factlab.rules.dating import find_source_date, source_date
+from factlab.rules.tense import CURRENT_CUES, PAST_CUES, claim_tense, is_current_claim
+from factlab.rules.timeliness import Timeliness, same_document
 from factlab.schema import Evidence, Judgment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,8 +33,10 @@ def _bench():
     return bench
 
 
-def test_doctests():
-    result = doctest.testmod(factlab.rules.timeliness)
+@pytest.mark.parametrize("module", [factlab.rules.dating, factlab.rules.tense, factlab.rules.timeliness],
+                         ids=lambda m: m.__name__)
+def test_doctests(module):
+    result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
 
 
