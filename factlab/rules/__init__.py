@@ -1,22 +1,15 @@
-"""Deterministic rules: judged evidence + business config -> label, risk, hints; citation checks."""
+"""Deterministic rules: judged evidence + business config -> label, risk, hints; citation checks (on the citation
+model of factlab.matching.citations)."""
 
 from factlab.rules.business import BusinessRules, JudgedEvidence, RuleDecision, max_risk
-from factlab.rules.citations import (
-    CitationCheck,
-    CitationMention,
-    check_citation,
-    check_claim_citations,
-    find_citations,
-)
+from factlab.rules.citations import CitationCheck, check_citation, check_claim_citations
 
 __all__ = [
     "BusinessRules",
     "CitationCheck",
-    "CitationMention",
     "JudgedEvidence",
     "RuleDecision",
     "check_citation",
     "check_claim_citations",
-    "find_citations",
     "max_risk",
 ]

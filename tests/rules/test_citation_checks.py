@@ -4,8 +4,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from factlab.matching.citations import find_citations
 from factlab.rules.business import JudgedEvidence
-from factlab.rules.citations import CitationCheck, check_citation, check_claim_citations, find_citations
+from factlab.rules.citations import CitationCheck, check_citation, check_claim_citations
 from factlab.schema import Evidence, Judgment
 
 # (text, [(kind, verbatim mention, authors, year, doi)])
