@@ -19,6 +19,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from factlab.data.cases import canonical_json, load_cases
+from factlab.data.jsonl import read_jsonl
 from factlab.data.loaders.build import resolve_path
 from factlab.evals.gold import gold_claims
 from factlab.schema import normalise_text
@@ -156,11 +157,11 @@ def reflow_run(cfg: DictConfig, prepared_root: Path) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         try:
             config = json.loads(Path(client.download_artifacts(run_id, f"{ARTIFACTS}/config.json", tmp)).read_text())
-            lines = Path(client.download_artifacts(run_id, f"{ARTIFACTS}/attribution.jsonl", tmp)).read_text()
+            attribution = Path(client.download_artifacts(run_id, f"{ARTIFACTS}/attribution.jsonl", tmp))
         except Exception as exc:
             raise ValueError(f"reflow: run {run_id} in {uri} has no {ARTIFACTS}/config.json and "
                              f"{ARTIFACTS}/attribution.jsonl; pass the id of an evaluate.py run") from exc
-    blamed = [json.loads(line) for line in lines.splitlines() if line.strip()]
+        blamed = read_jsonl(attribution)
     dataset_cfg = OmegaConf.create(config["dataset"])
     cases = {c["case_id"]: c for c in load_dataset(dataset_cfg).cases}
     names = {str(n): compose_config("evaluate", [f"dataset={n}"]).dataset for n in cfg.reflow.test_datasets}
@@ -209,8 +210,7 @@ def write_rows(rows_by_stage: Mapping[str, Sequence[dict]], out_dir: Path, name:
         tally.setdefault("duplicate", 0)
         folder = out_dir / stage
         target = folder / f"{name}.jsonl"
-        seen = {content_key(r) for p in sorted(folder.glob("*.jsonl")) if p != target
-                for r in (json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip())}
+        seen = {content_key(r) for p in sorted(folder.glob("*.jsonl")) if p != target for r in read_jsonl(p)}
         fresh = []
         for row in rows:
             key = content_key(row)

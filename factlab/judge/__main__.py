@@ -16,6 +16,8 @@ import json
 import sys
 from pathlib import Path
 
+from factlab.data.errors import CaseError
+from factlab.data.jsonl import iter_jsonl
 from factlab.judge import DEFAULT_JUDGE
 
 
@@ -28,20 +30,16 @@ def read_pairs(path: Path) -> list[dict]:
     rows = []
     if not path.is_file():
         raise PairInputError(f"{path}: no such file")
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise PairInputError(f"{path}:{number}: not JSON ({exc.msg})") from exc
+    try:
+        for where, row in iter_jsonl(path):
             if not isinstance(row, dict):
-                raise PairInputError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
+                raise PairInputError(f"{where}: expected a JSON object, got {type(row).__name__}")
             for field in ("claim", "evidence"):
                 if not isinstance(row.get(field), str) or not row[field].strip():
-                    raise PairInputError(f"{path}:{number}: field {field!r} must be a non-empty string")
+                    raise PairInputError(f"{where}: field {field!r} must be a non-empty string")
             rows.append(row)
+    except CaseError as exc:  # a line that is not JSON
+        raise PairInputError(f"{exc.where}: {exc.problem}") from None
     return rows
 
 

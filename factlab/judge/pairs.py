@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import csv
 import glob
-import io
 import json
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from factlab.data.jsonl import iter_jsonl, jsonl_values
 from factlab.schema import RELATIONS, normalise_text
 
 NOT_SUPPORT = ("contradict", "insufficient", "partial_support", "irrelevant")
@@ -101,15 +101,10 @@ def _field(row: Mapping, key: str, where: str) -> str:
 def _rows(path: Path, reader: str, spec: Mapping) -> Iterator[tuple[str, Mapping]]:
     """(where, row) per record of a file in one of the simple formats."""
     if reader == "jsonl":
-        with path.open(encoding="utf-8") as fh:
-            for number, line in enumerate(fh, 1):
-                if line.strip():
-                    yield f"{path}:{number}", json.loads(line)
+        yield from iter_jsonl(path)
     elif reader == "zip_jsonl":
         with zipfile.ZipFile(path) as archive, archive.open(spec["member"]) as raw:
-            for number, line in enumerate(io.TextIOWrapper(raw, encoding="utf-8"), 1):
-                if line.strip():
-                    yield f"{path}!{spec['member']}:{number}", json.loads(line)
+            yield from jsonl_values(raw, f"{path}!{spec['member']}")
     elif reader in ("csv", "tsv"):
         delimiter = "," if reader == "csv" else "\t"
         with path.open(encoding="utf-8-sig", newline="") as fh:

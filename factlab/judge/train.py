@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from factlab.data.jsonl import read_jsonl
 from factlab.judge.model import (
     build_net,
     decisive,
@@ -511,7 +512,7 @@ def plot_curve(curve_file: Path, out: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    points = [json.loads(line) for line in Path(curve_file).read_text().splitlines() if line.strip()]
+    points = read_jsonl(curve_file)
     fig, ax = plt.subplots(figsize=(7, 4))
     for key in ("lingnli_val", "xnli_zh_test", "ocnli_dev", "mixval_en", "mixval_zh"):
         ax.plot([p["pairs_seen"] for p in points], [p[key] for p in points], marker="o", label=key)

@@ -4,10 +4,10 @@ and where the blame for the wrong labels went; the stacked blame chart is evalua
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from factlab.data.jsonl import iter_jsonl
 from factlab.metrics import markdown_table, paired_gain
 
 SHOWN = ("paragraphs", "checkworthy", "extract_claims", "review_claims", "vertical", "query_rewrite", "retrieval",
@@ -21,11 +21,9 @@ def correct_by_case(output_dir: str | Path) -> dict[str, dict[str, float]] | Non
     if not path.exists():
         return None
     out: dict[str, dict[str, float]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            item = json.loads(line)
-            if item.get("gold_label"):
-                out.setdefault(item["case_id"], {})[item["claim_id"]] = float(item["pred_label"] == item["gold_label"])
+    for _, item in iter_jsonl(path):
+        if item.get("gold_label"):
+            out.setdefault(item["case_id"], {})[item["claim_id"]] = float(item["pred_label"] == item["gold_label"])
     return out
 
 

@@ -9,11 +9,11 @@ interval metrics, by factlab/optimize/job.py.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from factlab.data.jsonl import jsonl_values
 from factlab.metrics import markdown_table
 
 SAMPLES = 2000
@@ -93,14 +93,15 @@ class SweepRun:
         return ("compiled", "test") in self.scores
 
 
-def read_predictions(text: str) -> tuple[list[float], list[str], list[str]]:
-    """Scores, languages and example keys (case id + inputs: a case holds several examples) of one predictions JSONL.
+def read_predictions(text: str, source: str = "predictions") -> tuple[list[float], list[str], list[str]]:
+    """Scores, languages and example keys (case id + inputs: a case holds several examples) of one predictions JSONL
+    (`source` names it in the error about a line that is not JSON).
 
     >>> read_predictions('{"score": 1.0, "lang": "zh", "case_id": "c1", "inputs": "a"}\\n'
     ...                  '{"score": 0.5, "lang": "en"}\\n')
     ([1.0, 0.5], ['zh', 'en'], ['c1|a', '|'])
     """
-    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    rows = [row for _, row in jsonl_values(text.splitlines(), source)]
     return ([float(row["score"]) for row in rows], [str(row.get("lang") or "") for row in rows],
             [f"{row.get('case_id') or ''}|{row.get('inputs') or ''}" for row in rows])
 
@@ -130,7 +131,7 @@ def find_sweep(client, sweep_id: str, experiment_prefix: str = "optimize/") -> l
                         tracking_uri=client.tracking_uri)
                 except Exception:  # noqa: BLE001 - an unfinished run has no predictions yet
                     continue
-                scores, langs, keys = read_predictions(Path(path).read_text())
+                scores, langs, keys = read_predictions(Path(path).read_text(), str(path))
                 sweep_run.scores[(label, split)], sweep_run.langs[(label, split)] = scores, langs
                 sweep_run.keys[(label, split)] = keys
         runs.append(sweep_run)

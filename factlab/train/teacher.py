@@ -17,6 +17,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from factlab.data.jsonl import read_jsonl
 from factlab.schema import to_jsonable
 from factlab.train.tasks import Row
 
@@ -203,16 +204,9 @@ class LMTeacher:
 
 def read_cache(path: Path) -> dict[str, dict]:
     """The records of a teacher cache by key; a torn last line (interrupted write) is skipped."""
-    records: dict[str, dict] = {}
     if not path.exists():
-        return records
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        records[record["key"]] = record
-    return records
+        return {}
+    return {record["key"]: record for record in read_jsonl(path, skip_torn=True)}
 
 
 def _compiled_sha256(ref: str, stage: str) -> str:

@@ -12,10 +12,11 @@ scored.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from factlab.data.errors import CaseError
+from factlab.data.jsonl import iter_jsonl
 from factlab.metrics import bootstrap_ci, macro_f1, markdown_table, paired_gain
 
 
@@ -34,17 +35,14 @@ def read_predictions(path: str | Path) -> list[dict]:
     if not path.is_file():
         raise PredictionsError(f"{path}: no such file (a distill run's work folder holds test_predictions.jsonl)")
     rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise PredictionsError(f"{path}:{number}: not JSON ({error.msg})") from None
-        missing = [field for field in REQUIRED if field not in row]
-        if missing:
-            raise PredictionsError(f"{path}:{number}: missing field {missing[0]!r}")
-        rows.append(row)
+    try:
+        for where, row in iter_jsonl(path):
+            missing = [field for field in REQUIRED if field not in row]
+            if missing:
+                raise PredictionsError(f"{where}: missing field {missing[0]!r}")
+            rows.append(row)
+    except CaseError as error:  # a line that is not JSON
+        raise PredictionsError(f"{error.where}: {error.problem}") from None
     if not rows:
         raise PredictionsError(f"{path}: no rows")
     return rows
