@@ -85,7 +85,7 @@ def path_exists(path: str) -> bool:
 
 
 @functools.cache
-def tracked_basenames() -> frozenset[str]:
+def source_basenames() -> frozenset[str]:
     """File names under the source folders (a bare `html.py` in prose names one of them; run outputs do not count)."""
     return frozenset(f.name for top in PATH_ROOTS.split("|") for f in (ROOT / top).rglob("*") if f.is_file())
 
@@ -143,7 +143,7 @@ def missing_names(doc: Path) -> list[str]:
             if not path.startswith(tuple(ALLOWED)) and not path_exists(path):
                 report(number, "path", path)
         for name in ROOT_FILE_RE.findall(line):
-            if not (ROOT / name).is_file() and name not in tracked_basenames():
+            if not (ROOT / name).is_file() and name not in source_basenames():
                 report(number, "file", name)
         for target in LINK_RE.findall(line):
             if "://" in target or target.startswith(("#", "mailto:")):
