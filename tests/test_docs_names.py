@@ -4,8 +4,9 @@
 
 Reads README.md and docs/*.md as text (no imports beyond the standard library) and checks three kinds of names:
 - repo paths (`factlab/...`, `conf/...`, `scripts/...`, `benchmarks/...`, `datasets/...`, `tests/...`, `docs/...`,
-  and a bare `*.py` / `*.yaml` / `*.toml` as a root file), in code, links or prose; `<name>`, `*` and `{a,b}` match
-  by glob, so `factlab/programs/<stage>.py` needs one program file;
+  in code, links or prose; `<name>`, `*` and `{a,b}` match by glob, so `factlab/programs/<stage>.py` needs one
+  program file); a bare `*.py` / `*.yaml` / `*.toml` is a root file or a file of that name under those folders;
+  Markdown links resolve against the doc's folder;
 - dotted modules (`factlab.checkers.fast`, `pkg://factlab.models.e5`): a module file, or for `module.attr` the
   module file with the attribute's name in it;
 - config overrides in code (`checker=fast`, `lm@student=local_qwen15`, `-m optimizer=gepa,miprov2`): where
