@@ -8,7 +8,8 @@ go (its own note store, exportable).
 - `identity.suggest_duplicates`: DOI / arXiv / title+author+year suggestions, never identity.
 - `store.NoteStore`: one child note per (item, task), idempotent upsert, undo, `factlab/*` tags; `export`: JSON and
   CSL-JSON with the note bodies.
-- `citations`: resolve a citation to an item; `CitationCheck` keeps "exists" apart from "supports".
+- `citations`: resolve a citation to an item (the checker's citation model, factlab.matching.citations); `CitationCheck`
+  keeps "exists" apart from "supports".
 - `sources.to_source_records`: items as source records for the retriever; `cli`: `python -m factlab.knowledge`.
 - `results.write_notes`: a verify run's cards.json (read as plain JSON) back as one note per used item and task.
 

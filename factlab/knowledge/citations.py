@@ -1,45 +1,47 @@
 """Citation checks keep two questions apart: does the cited source EXIST (its identity is found in the library), and
 does it SUPPORT the sentence (content; the relation comes from the checker, this module judges nothing).
 
-A citation is resolved by key (item key or BibTeX citation key, `[@key]` accepted), DOI, arXiv id or title, in that
-order of precedence; several matches keep the first and name the others as candidates.
+A citation is resolved by key (item key or BibTeX citation key, `[@key]` accepted), then by the citation model the
+checker's rules use (factlab.matching.citations): a DOI names the item with that DOI, an arXiv id the item with that
+id (items only: the checker's source records carry none), authors + year the item of that exact year whose first
+author is the first cited author, a title the item whose normalised title equals or contains it. An item is matched
+on the fields of the source record it becomes (factlab.knowledge.sources.work_record), so the library resolves a
+citation exactly as the checker would. Several matches keep the first and name the others as candidates.
 
->>> citation_text("[@smith2020]"), citation_text(" https://doi.org/10.1/X "), citation_text("doi:10.1/x")
-('smith2020', 'https://doi.org/10.1/X', '10.1/x')
+>>> citation_text("[@smith2020]"), citation_text(" https://doi.org/10.1/X "), citation_text("@lee2017")
+('smith2020', 'https://doi.org/10.1/X', 'lee2017')
 >>> CitationCheck("Rates fell.", "lee2020", None, None, "support").status
 'missing'
 """
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
-from factlab.knowledge.identity import arxiv_id, item_arxiv_id, normalise_doi, normalise_title
+from factlab.knowledge.identity import arxiv_id, item_arxiv_id
 from factlab.knowledge.items import Item, ItemRef, KnowledgeError
+from factlab.knowledge.sources import work_record
 from factlab.knowledge.store import NoteStore, Upsert
-from factlab.matching.text import similarity
+from factlab.matching.citations import CitationMention, identity_matches, parse_citation
 from factlab.schema import normalise_relation
 
-_DOI_IN = re.compile(r"10\.\d{4,9}/\S+")
 CHECKED_TAG = "factlab/checked"
 
 
 def citation_text(citation: str) -> str:
-    """The citation without Pandoc brackets and `@`, or a leading `doi:`, and without surrounding space."""
+    """The citation without Pandoc brackets and `@`, and without surrounding space."""
     text = citation.strip()
     if text.startswith("[") and text.endswith("]"):
         text = text[1:-1].strip()
-    text = text.removeprefix("@")
-    return re.sub(r"^doi:\s*", "", text, flags=re.I)
+    return text.removeprefix("@")
 
 
 @dataclass(frozen=True)
 class Resolution:
-    """Which item a citation names: `item` None when the library has none; `matched_by` key, doi, arxiv or title;
-    `candidates` the other items that matched as well."""
+    """Which item a citation names: `item` None when the library has none; `matched_by` key, doi, arxiv, author_year
+    or title; `candidates` the other items that matched as well."""
 
     citation: str
     item: Item | None
@@ -47,14 +49,21 @@ class Resolution:
     candidates: tuple[ItemRef, ...] = ()
 
 
-def resolve_citation(items: Iterable[Item], citation: str, min_title: float = 0.9) -> Resolution:
+def _named(items: list[Item], mention: CitationMention) -> list[Item]:
+    return [item for item in items if identity_matches(mention, work_record(item))]
+
+
+def resolve_citation(items: Iterable[Item], citation: str) -> Resolution:
     """Find the item a citation names.
 
     Args:
         items: a Library or any items.
         citation: a key (`smith2020`, `[@smith2020]`, a Zotero item key), a DOI (bare, `doi:` or a doi.org URL),
-            an arXiv id (`arXiv:2101.00001`) or a title.
-        min_title: similarity of normalised titles that counts as the same title (0.9: punctuation and a word).
+            an arXiv id (`arXiv:2101.00001`), authors and year (`Smith et al. (2019)`, `Lee, 2017`,
+            `张三等（2020）`) or a title (`《title》` or bare).
+
+    Returns:
+        The resolution; `matched_by` is key, doi, arxiv, author_year or title.
     """
     items = list(items)
     text = citation_text(citation)
@@ -70,17 +79,14 @@ def resolve_citation(items: Iterable[Item], citation: str, min_title: float = 0.
         i for i in items if text.lower() in (i.ref.item_key.lower(), i.citation_key.lower())]
     if result := found(by_key, "key"):
         return result
-    if doi_match := _DOI_IN.search(text):
-        doi = normalise_doi(doi_match.group())
-        if result := found([i for i in items if i.doi and normalise_doi(i.doi) == doi], "doi"):
-            return result
+    mention = parse_citation(text)
+    if mention.kind == "doi" and (result := found(_named(items, mention), "doi")):
+        return result
     if (arxiv := arxiv_id(text)) and (result := found([i for i in items if item_arxiv_id(i) == arxiv], "arxiv")):
         return result
-    title = normalise_title(text)
-    scored = sorted(((1.0 if normalise_title(i.title) == title else similarity(title, normalise_title(i.title)), n)
-                     for n, i in enumerate(items) if i.title), key=lambda pair: (-pair[0], pair[1]))
-    matches = [items[n] for score, n in scored if score >= min_title]
-    return found(matches, "title") or Resolution(citation, None, None)
+    if mention.kind != "doi" and (result := found(_named(items, mention), mention.kind)):
+        return result
+    return Resolution(citation, None, None)
 
 
 @dataclass(frozen=True)
@@ -92,7 +98,7 @@ class CitationCheck:
         sentence: the citing sentence.
         citation: the citation as written.
         item: the cited item when the library has it (None: it does not exist there).
-        matched_by: how it was found (key, doi, arxiv, title).
+        matched_by: how it was found (key, doi, arxiv, author_year, title).
         relation: the checker's relation (factlab.schema.RELATIONS); None = not judged.
     """
 
@@ -109,7 +115,10 @@ class CitationCheck:
 
     @property
     def supports(self) -> bool | None:
-        """The source supports the sentence (a `support` relation); None when not judged."""
+        """The source supports the sentence: it exists and the relation is `support` (as in the checker's rules, a
+        source that is not there supports nothing); None when a found source is not judged."""
+        if not self.exists:
+            return False
         return None if self.relation is None else self.relation == "support"
 
     @property
@@ -127,8 +136,8 @@ class CitationCheck:
 
 
 def check_citation(items: Iterable[Item], sentence: str, citation: str, relation: str | None = None) -> CitationCheck:
-    """Resolve `citation` in the library and record the checker's `relation` for it beside that, unchanged in
-    meaning: a missing source keeps its relation, and a found source is not thereby "supported"."""
+    """Resolve `citation` in the library and record the checker's `relation` for it beside that: a missing source
+    keeps its relation but supports nothing, and a found source is not thereby "supported"."""
     try:
         relation = normalise_relation(relation) if relation is not None else None
     except ValueError as exc:

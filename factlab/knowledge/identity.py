@@ -3,10 +3,12 @@ one DOI may sit on two records of one library. Identity stays `library_id + item
 this module only points at pairs a person may want to merge in their own library.
 
 A pair is suggested when the records share a DOI or an arXiv id, or when the normalised titles match, the first
-authors' family names agree and the years are close; a pair of a preprint and a non-preprint says so.
+authors' family names agree and the years are close; a pair of a preprint and a non-preprint says so. DOIs and titles
+are normalised by the citation model the checker uses (factlab.matching.citations.normalise_doi,
+factlab.schema.normalise_text); the tolerances here (similar titles, years up to 2 apart, accents folded in family
+names) are looser than a citation's identity on purpose: a suggestion is a question for a person, and a preprint and
+its journal version differ in year and often in a title word.
 
->>> normalise_doi("https://doi.org/10.1056/NEJMoa2034577.")
-'10.1056/nejmoa2034577'
 >>> arxiv_id("10.48550/arXiv.2101.00001v2"), arxiv_id("https://arxiv.org/pdf/hep-th/9901001v1"), arxiv_id("x")
 ('2101.00001', 'hep-th/9901001', '')
 """
@@ -21,10 +23,10 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from factlab.knowledge.items import Item, ItemRef
+from factlab.matching.citations import normalise_doi
 from factlab.matching.text import similarity
 from factlab.schema import normalise_text
 
-_DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi\.org/|doi:\s*)", re.I)
 _ARXIV = re.compile(r"(?:arxiv[.:/\s]*(?:abs/|pdf/)?|arxiv\.org/(?:abs|pdf)/)"
                     r"(\d{4}\.\d{4,5}|[a-z][a-z.\-]*/\d{7})(?:v\d+)?", re.I)
 # DOI prefixes of preprint servers: arXiv, SSRN, Preprints.org, Research Square, OSF, ChemRxiv; bioRxiv/medRxiv
@@ -35,17 +37,6 @@ _PREPRINT_VENUE = re.compile(r"\b(?:arxiv|biorxiv|medrxiv|ssrn|chemrxiv|research
 _PREPRINT_TYPES = frozenset({"preprint", "manuscript", "unpublished"})  # Zotero, CSL and BibTeX types of a preprint
 
 
-def normalise_doi(doi: str) -> str:
-    """A DOI in its comparable form: no resolver prefix, lower case (DOIs are case-insensitive), no end punctuation.
-
-    >>> normalise_doi("doi: 10.48550/ARXIV.2101.00001")
-    '10.48550/arxiv.2101.00001'
-    >>> normalise_doi("")
-    ''
-    """
-    return _DOI_PREFIX.sub("", doi.strip()).strip().rstrip(".,;").lower()
-
-
 def arxiv_id(text: str) -> str:
     """The arXiv id in a DOI, URL or `arXiv:` string, without its version suffix; "" when there is none.
 
@@ -54,15 +45,6 @@ def arxiv_id(text: str) -> str:
     """
     match = _ARXIV.search(text or "")
     return match.group(1).lower() if match else ""
-
-
-def normalise_title(title: str) -> str:
-    """A title in its comparable form: TeX braces dropped, NFKC, lower case, no punctuation, single spaces.
-
-    >>> normalise_title("{Attention} Is All You Need.")
-    'attention is all you need'
-    """
-    return normalise_text(title.replace("{", "").replace("}", ""))
 
 
 def family_key(name: str) -> str:
@@ -117,7 +99,7 @@ class DuplicateSuggestion:
 
 
 def _title_reasons(x: Item, y: Item, min_title: float, max_year_gap: int) -> tuple[list[str], float]:
-    tx, ty = normalise_title(x.title), normalise_title(y.title)
+    tx, ty = normalise_text(x.title), normalise_text(y.title)
     if not tx or not ty:
         return [], 0.0
     score = 1.0 if tx == ty else similarity(tx, ty)
@@ -154,7 +136,7 @@ def suggest_duplicates(items: Iterable[Item], min_title: float = 0.9, max_year_g
             buckets[("arxiv", arxiv)].append(index)
         if item.authors and (family := family_key(item.authors[0].family)):
             buckets[("author", family)].append(index)
-        if title := normalise_title(item.title):
+        if title := normalise_text(item.title):
             buckets[("title", title)].append(index)
     found: dict[tuple[int, int], tuple[list[str], float]] = {}
     for (kind, value), members in buckets.items():

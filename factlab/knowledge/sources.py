@@ -41,17 +41,31 @@ class SourceExport:
     skipped: list[tuple[ItemRef, str]] = field(default_factory=list)
 
 
+def work_record(item: Item) -> dict:
+    """The fields of the item's source record that name the work (`title`, `author`, `year`, `doi`), as the citation
+    model (factlab.matching.citations) reads them: absent ones left out, the title the key when there is none.
+
+    >>> from factlab.knowledge.items import Creator
+    >>> work_record(Item(ItemRef("csl:x", "k1", "v"), "book", "", (Creator("Lee", "Ann"), Creator("张", "三")), 2017))
+    {'title': 'k1', 'author': 'Ann Lee; 张三', 'year': 2017}
+    """
+    record: dict = {"title": item.title or item.ref.item_key}
+    if item.authors:
+        record["author"] = "; ".join(c.name for c in item.authors)
+    for key, value in (("year", item.year), ("doi", item.doi)):
+        if value:
+            record[key] = value
+    return record
+
+
 def _record(item: Item, pages: list[str]) -> dict:
-    record: dict = {"source_id": source_id_for(item.ref), "title": item.title or item.ref.item_key}
+    record: dict = {"source_id": source_id_for(item.ref), **work_record(item)}
     if len(pages) == 1:
         record["text"] = pages[0]
     else:
         record["pages"] = pages
-    if item.authors:
-        record["author"] = "; ".join(c.name for c in item.authors)
-    for key, value in (("year", item.year), ("url", item.url), ("doi", item.doi)):
-        if value:
-            record[key] = value
+    if item.url:
+        record["url"] = item.url
     record["lang"] = detect_language(" ".join(pages)[:4000])
     return record
 

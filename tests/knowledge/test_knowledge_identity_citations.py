@@ -82,6 +82,39 @@ def test_resolve_by_key_doi_arxiv_and_title(library):
         resolve_citation(library, "[@]")
 
 
+# (citation, item key, matched_by): the checker's citation model (factlab.matching.citations) applied to the library
+RESOLVE_CASES = [
+    ("Fleming (2021)", "JRNL2345", "author_year"),
+    ("Fleming et al. (2020)", "PRE23456", "author_year"),  # the preprint's year; et al. names nobody
+    ("Fleming (2019)", None, None),  # the year must be the same: no tolerance
+    ("Fleming and Editor (2021)", None, None),  # Ann Editor is the article's editor, not one of its authors
+    ("(Lax, 2004)", "BOOK2345", "author_year"),
+    ("Lax, 2004", "BOOK2345", "author_year"),
+    ("Eric Lax (2004)", "BOOK2345", "author_year"),
+    ("The Mould in Dr Florey's Coat (2004)", None, None),  # read as author "Coat" + 2004, as the rules read it
+    ("Penicillin discovery revisited", "JRNL2345", "title"),  # contained in the title (6+ characters)
+    ("Penicillin discovery revisited: an historical analysis", None, None),  # a changed word is another title
+    ("doi:10.1016/j.hist.2021.01.002).", "JRNL2345", "doi"),  # trailing punctuation is not part of a DOI
+    ("10.48550/arXiv.2011.01234", "PRE23456", "doi"),
+    ("arXiv:2011.01234v2", "PRE23456", "arxiv"),
+]
+
+
+@pytest.mark.parametrize("citation, key, how", RESOLVE_CASES, ids=[c[0] for c in RESOLVE_CASES])
+def test_resolution_follows_the_checkers_citation_model(library, citation, key, how):
+    found = resolve_citation(library, citation)
+    assert (found.item.ref.item_key if found.item else None, found.matched_by) == (key, how)
+
+
+def test_a_chinese_author_year_citation_resolves_to_a_chinese_item():
+    item = Item(ItemRef("csl:zh", "zhang2020", 1), "article-journal", "新冠疫苗有效性研究", (Creator("张", "三"),),
+                2020)
+    assert item.authors[0].name == "张三"  # family name first, as the citation is written
+    for citation in ("张三等（2020）", "（张三，2020）", "研究表明张三等（2020）", "《新冠疫苗有效性研究》"):
+        assert resolve_citation([item], citation).item == item, citation
+    assert resolve_citation([item], "李四等（2020）").item is None
+
+
 def test_exists_and_supports_are_two_states(library):
     found_contradicted = check_citation(library, "Fleming found it in 1938.", "JRNL2345", "refutes")
     assert (found_contradicted.exists, found_contradicted.supports, found_contradicted.status) == (
@@ -90,7 +123,8 @@ def test_exists_and_supports_are_two_states(library):
     assert (found_unjudged.exists, found_unjudged.supports, found_unjudged.status) == (True, None, "unjudged")
     missing_supported = check_citation(library, "It works.", "[@nobody2020]", "support")
     assert (missing_supported.exists, missing_supported.supports, missing_supported.status) == (
-        False, True, "missing")
+        False, False, "missing")  # as in the checker's rules: a source that is not there supports nothing
+    assert missing_supported.relation == "support"  # the checker's relation is kept as it came
     with pytest.raises(KnowledgeError, match="nobody2020.*unknown relation"):
         check_citation(library, "x", "[@nobody2020]", "maybe")
 
