@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from factlab.train.rl.curriculum import LEVELS, order_rows, retriever_search, row_level
-from factlab.train.rl.grpo_cpu import component_reward, load_rows
+from factlab.train.rl.grpo_trainer import load_rows
+from factlab.train.rl.trl_rewards import component_reward
 
 
 def test_one_search_rows_come_first_and_really_are_found_by_one_search(rl_data, retrievers):

@@ -7,18 +7,12 @@ import json
 import pytest
 from transformers.utils import get_json_schema
 
+from factlab.train.rl.environment import SearchEnvironment
 from factlab.train.rl.format import SEARCH_TOOL_SCHEMA
-from factlab.train.rl.grpo_cpu import (
-    RolloutLog,
-    SearchEnvironment,
-    component_reward,
-    curves_figure,
-    grpo_config,
-    load_rows,
-    render_completion,
-    train_grpo,
-    verl_reward,
-)
+from factlab.train.rl.grpo_trainer import grpo_config, load_rows, train_grpo
+from factlab.train.rl.plots import curves_figure
+from factlab.train.rl.rollouts import RolloutLog
+from factlab.train.rl.trl_rewards import component_reward, render_completion, verl_reward
 
 
 def test_trl_sees_the_same_tool_schema_as_verl():

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from factlab.train.rl.grpo_cpu import load_rows
+from factlab.train.rl.grpo_trainer import load_rows
 from factlab.train.rl.retrieval import search_hits
 from factlab.train.rl.warm_start import trace_examples, warm_start
 

@@ -1,6 +1,6 @@
 """The RL reward of the search checker, with VERL's signature; plugged by path
 (`reward.custom_reward_function.path=pkg://factlab.train.rl.reward`) and wrapped for TRL by
-factlab/train/rl/grpo_cpu.py.
+factlab/train/rl/trl_rewards.py.
 
     score = (1 - format_weight - recall_weight) * verdict + format_weight * format + recall_weight * recall
 
