@@ -1,6 +1,6 @@
 """Classification metrics, one definition for evaluation, optimisation and training: F1, macro-F1, balanced
-accuracy, per-class precision / recall / F1, confusion counts, seeded bootstrap intervals, and the confusion figure.
-Pure functions over label lists (numpy only for the bootstrap).
+accuracy, per-class precision / recall / F1, confusion counts, seeded bootstrap intervals, Wilson intervals, and the
+confusion figure. Pure functions over label lists (numpy only for the bootstrap).
 
 Macro-F1 averages over the classes present in the gold or the predictions (as scikit-learn does); a predicted value
 outside the classes (evaluation's `missed`) is simply wrong. Balanced accuracy is the mean recall over the classes
@@ -9,6 +9,7 @@ present in the gold.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
@@ -172,6 +173,25 @@ def bootstrap_ci(units: Sequence, statistic: Callable[[Sequence], Mapping[str, f
                 values[name].append(float(metrics[name]))
     tail = (1 - confidence) / 2
     return {name: (float(np.quantile(v, tail)), float(np.quantile(v, 1 - tail))) for name, v in values.items() if v}
+
+
+def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
+    """The Wilson score interval of k successes in n trials (95% at the default z), clipped to [0, 1]; None when n
+    is 0. The interval of the small gold benchmarks, where a bootstrap over a few dozen cases says little.
+
+    >>> [round(v, 3) for v in wilson_interval(8, 10)]
+    [0.49, 0.943]
+    >>> [round(v, 3) for v in wilson_interval(17, 18)]
+    [0.742, 0.99]
+    >>> wilson_interval(0, 0) is None
+    True
+    """
+    if n == 0:
+        return None
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def paired_gain(groups: Sequence[Sequence[tuple[float, float]]], samples: int, seed: int,

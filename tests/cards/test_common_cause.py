@@ -1,15 +1,12 @@
 """The common-cause lineage: paragraphs resting on one low-tier or contested source are flagged together in the
-report (fact-layer findings), and the grouping holds on its gold (benchmarks/common_cause.py)."""
+report (fact-layer findings), and the grouping holds on its gold (factlab.evals.layer_gold.score_common_cause,
+printed by benchmarks/common_cause.py)."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 from factlab.cards.build import build_report, common_cause_findings
 from factlab.cards.model import ClaimCard, EvidenceItem, ParagraphCard, Report
-
-ROOT = Path(__file__).resolve().parents[2]
+from factlab.evals.layer_gold import score_common_cause
 
 
 def _paragraph(pid: str, *evidence: tuple[str, int, str]) -> ParagraphCard:
@@ -45,8 +42,5 @@ def test_contested_counts_only_from_above_the_low_tier_and_corroboration_breaks_
 
 def test_the_grouping_holds_on_its_gold():
     """A regression guard: the developers wrote the gold and adjusted the rule on it (docs/layers.md)."""
-    spec = importlib.util.spec_from_file_location("common_cause", ROOT / "benchmarks" / "common_cause.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    table = module.score()["table"]["all"]
+    table = score_common_cause()["table"]["all"]
     assert table["precision"] == 1.0 and table["recall"] == 1.0

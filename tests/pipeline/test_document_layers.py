@@ -79,14 +79,9 @@ def test_without_routing_every_paragraph_gets_facts_and_consistency(default_rule
 
 
 def test_the_consistency_layer_holds_on_its_gold():
-    import importlib.util
-    from pathlib import Path
+    from factlab.evals.layer_gold import score_consistency
 
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "consistency_layer.py"
-    spec = importlib.util.spec_from_file_location("consistency_layer", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    table = bench.score()["table"]
+    table = score_consistency()["table"]
     for lang in ("en", "zh"):
         assert table[lang]["findings"] >= 6 and table[lang]["precision"] >= 0.9 and table[lang]["recall"] >= 0.9
         assert table[lang]["false_alarm_docs"].startswith("0 /")

@@ -5,9 +5,7 @@ and its gold held at a floor."""
 from __future__ import annotations
 
 import doctest
-import importlib.util
 import json
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -17,20 +15,14 @@ import factlab.rules.dating
 import factlab.rules.tense
 import factlab.rules.timeliness
 from factlab.config import compose_option
+from factlab.data.benchmark_gold import TIMELINESS_GOLD, read_timeliness_gold
+from factlab.data.errors import CaseError
+from factlab.evals.layer_gold import score_timeliness
 from factlab.rules.business import JudgedEvidence
 from factlab.rules.dating import find_source_date, source_date
 from factlab.rules.tense import CURRENT_CUES, PAST_CUES, claim_tense, is_current_claim
 from factlab.rules.timeliness import Timeliness, same_document
 from factlab.schema import Evidence, Judgment
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("timeliness_bench", ROOT / "benchmarks" / "timeliness.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench
 
 
 @pytest.mark.parametrize("module", [factlab.rules.dating, factlab.rules.tense, factlab.rules.timeliness],
@@ -323,8 +315,7 @@ def test_bad_config_is_named(kwargs, message):
 # ---------------------------------------------------------------- gold
 
 def test_the_gold_holds_at_its_floor():
-    bench = _bench()
-    table = bench.score()["table"]
+    table = score_timeliness()["table"]
     for lang in ("en", "zh"):
         row = table[lang]
         assert row["cases"] >= 15
@@ -335,30 +326,28 @@ def test_the_gold_holds_at_its_floor():
 
 
 @pytest.mark.parametrize("mutate, field", [
-    (lambda c: c.pop("claim"), "field claim: missing"),
-    (lambda c: c.update(lang="fr"), "field lang"),
-    (lambda c: c["judged"][0].update(relation="supports"), "field judged[0].relation"),
-    (lambda c: c["judged"][1].update(source_id="nope"), "field judged[1].source_id"),
-    (lambda c: c["judged"][0].update(text="not in the source"), "field judged[0].text"),
-    (lambda c: c["sources"][0].update(year="2018"), "field sources[0].year"),
-    (lambda c: c["expected"].update(effect="kept"), "field expected.effect"),
-    (lambda c: c["expected"].update(newest="nope"), "field expected.newest"),
+    (lambda c: c.pop("claim"), "claim: missing"),
+    (lambda c: c.update(lang="fr"), "lang"),
+    (lambda c: c["judged"][0].update(relation="supports"), "judged[0].relation"),
+    (lambda c: c["judged"][1].update(source_id="nope"), "judged[1].source_id"),
+    (lambda c: c["judged"][0].update(text="not in the source"), "judged[0].text"),
+    (lambda c: c["sources"][0].update(year="2018"), "sources[0].year"),
+    (lambda c: c["expected"].update(effect="kept"), "expected.effect"),
+    (lambda c: c["expected"].update(newest="nope"), "expected.newest"),
 ], ids=["claim", "lang", "relation", "source_id", "text", "year", "effect", "newest"])
 def test_a_bad_gold_line_is_named(tmp_path, mutate, field):
-    bench = _bench()
-    lines = bench.GOLD.read_text(encoding="utf-8").splitlines()
+    lines = TIMELINESS_GOLD.read_text(encoding="utf-8").splitlines()
     case = json.loads(lines[0])
     mutate(case)
     path = tmp_path / "gold.jsonl"
     path.write_text("\n".join([lines[1], json.dumps(case, ensure_ascii=False)]) + "\n", encoding="utf-8")
-    with pytest.raises(bench.GoldError) as info:
-        bench.load_gold(path)
+    with pytest.raises(CaseError) as info:
+        read_timeliness_gold(path)
     assert f"{path}:2: {field}" in str(info.value)
 
 
 def test_a_gold_line_that_is_not_json_is_named(tmp_path):
-    bench = _bench()
     path = tmp_path / "gold.jsonl"
     path.write_text('{"case_id": \n', encoding="utf-8")
-    with pytest.raises(bench.GoldError, match=rf"{path}:1: not JSON"):
-        bench.load_gold(path)
+    with pytest.raises(CaseError, match=rf"{path}:1: \(line\): not JSON"):
+        read_timeliness_gold(path)
