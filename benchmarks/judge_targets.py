@@ -182,10 +182,11 @@ def main() -> None:
 def wice(judge, path: Path, threshold: float, limit: int | None) -> dict:
     """Claim-level binary balanced accuracy on WiCE dev: a claim's p(support) is the max over its passages (each
     passage its sentences joined, read in windows); gold support = `supported`."""
+    from factlab.data.jsonl import read_jsonl
     from factlab.schema import RELATIONS
 
     sup = RELATIONS.index("support")
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = read_jsonl(path)
     rows = rows[:limit] if limit else rows
     passages = [" ".join(e if isinstance(e, str) else " ".join(e) for e in r["evidence"]) for r in rows]
     probs = judge.predict_proba([r["claim"] for r in rows], passages)

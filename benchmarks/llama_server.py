@@ -41,6 +41,8 @@ def server_timings(log: str) -> dict[str, float]:
 
 
 def run(name: str, mb: int, args, index: int, log: Path) -> dict:
+    from factlab.data.jsonl import read_jsonl
+
     out = OUT / f"{index}_{name.replace(' ', '_')}"
     shutil.rmtree(out, ignore_errors=True)  # every call real: no DSPy cache from an earlier run
     cmd = [sys.executable, "evaluate.py", f"dataset={args.dataset}", f"split={args.split}", f"max_cases={args.cases}",
@@ -55,7 +57,7 @@ def run(name: str, mb: int, args, index: int, log: Path) -> dict:
         handle.seek(offset)
         server = server_timings(handle.read().decode(errors="replace"))
     summary = json.loads((out / "summary.json").read_text())
-    items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines() if line.strip()]
+    items = read_jsonl(out / "items.jsonl")
     usage = [c for c in summary["costs"].get("pipeline", {}).values() if isinstance(c, dict)]  # per stage
     return {"name": name, "wall": wall, "calls": sum(int(c.get("calls", 0)) for c in usage),
             "prompt": sum(int(c.get("prompt_tokens", 0)) for c in usage),
