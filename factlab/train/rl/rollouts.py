@@ -52,9 +52,11 @@ class RolloutLog:
 
     def read(self, folder: Path, phase: str) -> None:
         """Load a phase written by an earlier run (the kept "before" of a resumed run), if there."""
+        from factlab.data.jsonl import read_jsonl
+
         path = folder / f"rollouts_{phase}.jsonl"
         if path.exists():
-            self.records[phase] = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+            self.records[phase] = read_jsonl(path)
 
     @classmethod
     def _means(cls, records: Sequence[Mapping]) -> dict[str, float]:
