@@ -11,7 +11,8 @@ go (its own note store, exportable).
 - `citations`: resolve a citation to an item (the checker's citation model, factlab.matching.citations); `CitationCheck`
   keeps "exists" apart from "supports".
 - `sources.to_source_records`: items as source records for the retriever; `cli`: `python -m factlab.knowledge`.
-- `results.write_notes`: a verify run's cards.json (read as plain JSON) back as one note per used item and task.
+- `results.write_card_notes` / `write_notes`: a verify run's report (a Report or cards.json, read as plain JSON) back
+  as one note per used item and task; `NoteStore.accept`: a person accepts a note, and only then is it a source.
 
 Nothing here runs at import time; docs/knowledge.md explains the rules.
 """

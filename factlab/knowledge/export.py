@@ -24,7 +24,8 @@ def note_field(notes: list[tuple[str, str]]) -> str:
 
 def _note_record(note: Note) -> dict:
     return {"task_key": note.task_key, "version": note.version, "item_version": note.item.version,
-            "body": note.body, "data": note.data, "created_at": note.created_at, "current": note.current}
+            "body": note.body, "data": note.data, "created_at": note.created_at, "current": note.current,
+            "written_by": note.written_by, "accepted_by": note.accepted_by, "accepted_at": note.accepted_at}
 
 
 def _touched(store: NoteStore, libraries: list[Library]) -> list[tuple[ItemRef, Item | None, list[Note]]]:

@@ -4,6 +4,11 @@ The text is the item's first readable attachment when a grant covers the item, e
 neither is skipped with the reason. `source_id` is a slug of the library and key plus a short hash of both, so it
 is stable across re-imports and unique across libraries; `SourceExport.refs` maps it back to the item.
 
+factlab's own notes (factlab.knowledge.store) become sources only when a person accepted them: the current note of an
+item, accepted, is one more record (`<item source_id>-note-<n>`, its title saying it is a factlab note and who
+accepted it); every other note is left out and counted. The user's own notes and extra fields are never source text,
+so a factlab note exported into the user's library (export.py) does not come back that way either.
+
 >>> source_id_for(ItemRef("zotero:1", "ABCD2345", 3))
 'zotero-1-abcd2345-537c3d0d'
 """
@@ -21,6 +26,7 @@ from pathlib import Path
 from factlab.atomic import write_text
 from factlab.knowledge.attachments import AttachmentGrant, read_attachment, readable_attachments
 from factlab.knowledge.items import Item, ItemRef, KnowledgeError
+from factlab.knowledge.store import Note, NoteStore
 from factlab.schema import detect_language
 
 
@@ -32,13 +38,33 @@ def source_id_for(ref: ItemRef) -> str:
     return f"{slug or 'item'}-{hashlib.sha1(identity.encode('utf-8')).hexdigest()[:8]}"
 
 
+def note_source_id(note: Note) -> str:
+    """The source id of an accepted factlab note: its item's source id, `-note-` and the note's id in the store.
+
+    >>> note = Note(7, ItemRef("zotero:1", "ABCD2345", 3), "verify/r1", "v1", "body", {}, "", True, "Ann", "")
+    >>> note_source_id(note)
+    'zotero-1-abcd2345-537c3d0d-note-7'
+    """
+    return f"{source_id_for(note.item)}-note-{note.note_id}"
+
+
 @dataclass
 class SourceExport:
-    """Source records made from items, their items, and the items left out (with why)."""
+    """Source records made from items (and from factlab notes a person accepted), their items, and what was left out.
+
+    Attributes:
+        records: the source records.
+        refs: source_id -> the item version it was made from (items only).
+        skipped: items without a record, with why.
+        note_refs: source_id of an accepted note's record -> the item the note is about.
+        withheld_notes: (item, task) of every current factlab note left out because nobody accepted it.
+    """
 
     records: list[dict] = field(default_factory=list)
-    refs: dict[str, ItemRef] = field(default_factory=dict)  # source_id -> the item version it was made from
+    refs: dict[str, ItemRef] = field(default_factory=dict)
     skipped: list[tuple[ItemRef, str]] = field(default_factory=list)
+    note_refs: dict[str, ItemRef] = field(default_factory=dict)
+    withheld_notes: list[tuple[ItemRef, str]] = field(default_factory=list)
 
 
 def work_record(item: Item) -> dict:
@@ -70,16 +96,25 @@ def _record(item: Item, pages: list[str]) -> dict:
     return record
 
 
-def to_source_records(items: Iterable[Item], grant: AttachmentGrant | Iterable[AttachmentGrant] | None = None
-                      ) -> SourceExport:
-    """Source records for the items: attachment text where a grant covers the item, else the abstract.
+def _note_source(note: Note, item: Item) -> dict:
+    title = f"factlab note on {item.title or item.ref.item_key} ({note.task_key}), accepted by {note.accepted_by}"
+    return {"source_id": note_source_id(note), "title": title, "text": note.body,
+            "lang": detect_language(note.body[:4000])}
+
+
+def to_source_records(items: Iterable[Item], grant: AttachmentGrant | Iterable[AttachmentGrant] | None = None,
+                      notes: NoteStore | None = None) -> SourceExport:
+    """Source records for the items: attachment text where a grant covers the item, else the abstract; and, with
+    `notes`, one record per current factlab note on an item that a person accepted (the others are withheld).
 
     Args:
         items: a Library or any items.
         grant: the task's attachment grant, or one per library; None reads no attachment (abstracts only).
+        notes: factlab's note store; None makes no note a source.
     """
     grants = [grant] if isinstance(grant, AttachmentGrant) else list(grant or ())
     export = SourceExport()
+    items = list(items)
     for item in items:
         pages: list[str] = []
         reason = "no abstract"
@@ -106,7 +141,22 @@ def to_source_records(items: Iterable[Item], grant: AttachmentGrant | Iterable[A
         record = _record(item, pages)
         export.records.append(record)
         export.refs[record["source_id"]] = item.ref
+    if notes is not None:
+        _add_notes(export, items, notes)
     return export
+
+
+def _add_notes(export: SourceExport, items: list[Item], notes: NoteStore) -> None:
+    by_item = {item.ref.key: item for item in items}
+    for note in notes.notes():
+        if note.item.key not in by_item:
+            continue
+        if not note.accepted:  # the loop guard: factlab's own finding is never evidence until a person accepts it
+            export.withheld_notes.append((note.item, note.task_key))
+            continue
+        record = _note_source(note, by_item[note.item.key])
+        export.records.append(record)
+        export.note_refs[record["source_id"]] = by_item[note.item.key].ref
 
 
 def write_corpus(export: SourceExport, path: str | Path) -> Path:

@@ -6,6 +6,10 @@ idempotent upsert: the same task key and version give back the note already ther
 the old one, which stays and comes back with `undo`. Only tags of the `factlab/` namespace are written; the user's
 tags, collections, inbox and notes are never touched (they are not even in this file).
 
+Every note here is written by factlab (`Note.written_by`), so none is evidence by itself: a note becomes a source
+(factlab.knowledge.sources) only once a person has accepted that very version (`NoteStore.accept`, the CLI's
+`accept`), which stops factlab's own findings from coming back to it as evidence for the next run.
+
 >>> check_tag("factlab/verified")
 'factlab/verified'
 >>> check_tag("to-read")
@@ -44,8 +48,12 @@ CREATE TABLE IF NOT EXISTS note_history (
     note_id INTEGER NOT NULL REFERENCES notes (note_id));
 CREATE TABLE IF NOT EXISTS tags (
     library_id TEXT NOT NULL, item_key TEXT NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (library_id, item_key, tag));
+-- a person's acceptance of one note version (a later version is not accepted by it)
+CREATE TABLE IF NOT EXISTS acceptances (
+    note_id INTEGER PRIMARY KEY REFERENCES notes (note_id), accepted_by TEXT NOT NULL, accepted_at TEXT NOT NULL);
 """
-_OWN_TABLES = {"store_meta", "notes", "note_history", "tags", "sqlite_sequence"}
+_OWN_TABLES = {"store_meta", "notes", "note_history", "tags", "acceptances", "sqlite_sequence"}
+WRITTEN_BY = "factlab"  # the author of every note in the store
 
 
 def check_tag(tag: str) -> str:
@@ -54,6 +62,22 @@ def check_tag(tag: str) -> str:
         raise KnowledgeError(f"only {TAG_PREFIX}* tags are written, got {tag!r}; write "
                              f"{TAG_PREFIX + str(tag).removeprefix(TAG_PREFIX).strip()!r}")
     return tag
+
+
+def check_person(person: str) -> str:
+    """The name of the person accepting a note; factlab cannot accept its own notes.
+
+    >>> check_person(" Ann Lee ")
+    'Ann Lee'
+    >>> check_person("factlab")
+    Traceback (most recent call last):
+    ...
+    factlab.knowledge.items.KnowledgeError: a note is accepted by a person, got 'factlab'; pass your own name (--by)
+    """
+    name = person.strip() if isinstance(person, str) else ""
+    if not name or name.lower() == WRITTEN_BY:
+        raise KnowledgeError(f"a note is accepted by a person, got {person!r}; pass your own name (--by)")
+    return name
 
 
 def body_version(item_version: int | str, body: str) -> str:
@@ -77,6 +101,7 @@ class Note:
         body: the note's text (Markdown).
         data: structured results behind the body (JSON-able).
         current: whether this is the version now in force.
+        accepted_by, accepted_at: the person who accepted this version and when ("" while nobody has).
     """
 
     note_id: int
@@ -87,6 +112,18 @@ class Note:
     data: dict = field(hash=False)
     created_at: str
     current: bool
+    accepted_by: str = ""
+    accepted_at: str = ""
+
+    @property
+    def written_by(self) -> str:
+        """Who wrote the note: always factlab (the store holds nothing else)."""
+        return WRITTEN_BY
+
+    @property
+    def accepted(self) -> bool:
+        """A person accepted this version: only then may it serve as evidence (factlab.knowledge.sources)."""
+        return bool(self.accepted_by)
 
 
 class Upsert(NamedTuple):
@@ -150,8 +187,10 @@ class NoteStore:
 
     def _note(self, row: tuple, current_id: int | None) -> Note:
         note_id, library_id, item_key, task_key, version, item_version, body, data, created_at = row
+        accepted = self._db.execute("SELECT accepted_by, accepted_at FROM acceptances WHERE note_id = ?",
+                                    (note_id,)).fetchone() or ("", "")
         return Note(note_id, ItemRef(library_id, item_key, _int_or_str(item_version)), task_key, version, body,
-                    json.loads(data), created_at, note_id == current_id)
+                    json.loads(data), created_at, note_id == current_id, *accepted)
 
     def _current_id(self, library_id: str, item_key: str, task_key: str) -> int | None:
         row = self._db.execute("SELECT note_id FROM note_history WHERE library_id = ? AND item_key = ? AND "
@@ -243,6 +282,28 @@ class NoteStore:
             self._db.execute("ROLLBACK")
             raise
         return self.current(ref, task_key)
+
+    def accept(self, item: Item | ItemRef, task_key: str, person: str, version: str | None = None) -> Note:
+        """Record that `person` accepted the (item, task) note: the current version, or `version`. Only an accepted
+        version may serve as evidence; a later version factlab writes is not accepted by it. Accepting an accepted
+        version again keeps the first acceptance.
+
+        Raises:
+            KnowledgeError: the person is missing or is factlab, or there is no such note or version.
+        """
+        ref = item.ref if isinstance(item, Item) else item
+        person = check_person(person)
+        if version is None:
+            note = self.current(ref, task_key)
+        else:
+            note = next((n for n in self.versions(ref, task_key) if n.version == version), None)
+        if note is None:
+            versions = ", ".join(n.version for n in self.versions(ref, task_key)) or "none"
+            raise KnowledgeError(f"no note of task {task_key!r} on item {ref.library_id}/{ref.item_key}"
+                                 f"{f' with version {version!r}' if version else ''} to accept (versions: {versions})")
+        self._db.execute("INSERT OR IGNORE INTO acceptances VALUES (?, ?, ?)",
+                         (note.note_id, person, datetime.now(UTC).isoformat(timespec="seconds")))
+        return self._by_id(note.note_id)
 
     def notes(self, library_id: str | None = None) -> list[Note]:
         """Every current note (of one library, or all), by item and task."""

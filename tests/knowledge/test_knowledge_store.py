@@ -99,7 +99,7 @@ def test_only_factlab_tags_are_written(store, library):
     assert store.tags(item) == []
     with sqlite3.connect(store.path) as db:  # the store has no table for collections, inbox or user notes
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert tables == {"store_meta", "notes", "note_history", "tags", "sqlite_sequence"}
+    assert tables == {"store_meta", "notes", "note_history", "tags", "acceptances", "sqlite_sequence"}
 
 
 def test_the_store_never_lives_in_the_users_library(zotero_db, library, tmp_path):
