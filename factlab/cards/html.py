@@ -5,6 +5,9 @@ each paragraph coloured by risk and its claim sentences marked, per claim its la
 confidence, the suggested action, hints, citation check and expandable evidence, and a closing
 "Sources" section with one anchor `chunk-<escaped chunk_id>` per cited chunk (see `chunk_anchor`).
 All document text is escaped; only http(s) urls become links.
+
+The markup is in Jinja2 templates (templates/report.html.j2 the page, templates/cells.html.j2 the notebook cells,
+templates/cards.html.j2 the parts both show); this module gathers what they show and renders them.
 """
 
 from __future__ import annotations
@@ -15,14 +18,18 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import jinja2
 import yaml
+from jinja2.ext import Extension
+from markupsafe import Markup
 
 from factlab.atomic import write_text
-from factlab.cards.model import ClaimCard, EvidenceItem, LayerFinding, ParagraphCard, Report, excerpt
+from factlab.cards.model import EvidenceItem, LayerFinding, ParagraphCard, Report, ReviewItem, excerpt
 from factlab.rules.business import risk_rank
 from factlab.schema import LABELS, RISK_LEVELS, detect_language
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"  # report.css, report.js, ui.yaml: data, not Python
+Segment = tuple[str, str | None, str]  # (text, risk or None when unmarked, title): a piece of highlighted text
 
 
 @functools.cache
@@ -40,11 +47,26 @@ def ui_words(lang: str) -> dict[str, str]:
     return yaml.safe_load(_static("ui.yaml"))[lang]
 
 
+def _escaped(value: object) -> Markup:
+    """A template value escaped as `html.escape` escapes it (`&quot;`, `&#x27;`: the entities the report has always
+    had), unless it is already markup (a macro's output, a `|safe` static file).
+
+    >>> _escaped("<a title='x'>"), _escaped(Markup("<b>"))
+    (Markup('&lt;a title=&#x27;x&#x27;&gt;'), Markup('<b>'))
+    """
+    if hasattr(value, "__html__"):
+        return value
+    return Markup(html.escape(str(value), quote=True))
 
 
+class _JoinedLines(Extension):
+    """A template's line breaks and the indentation after them are for its reader, not for the page: they are
+    dropped before the template is parsed, so the markup can be laid out over lines and the page keeps the compact
+    markup it has always had (no text between inline elements). A space the page needs at a line break is written
+    `{{ " " }}`, a line break `{{ nl }}`."""
 
-def _esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    def preprocess(self, source: str, name: str | None, filename: str | None = None) -> str:
+        return re.sub(r"\n[ \t]*", "", source)
 
 
 def anchor_id(prefix: str, key: str) -> str:
@@ -90,21 +112,26 @@ def _safe_url(url: str) -> str | None:
     return url if re.match(r"^https?://", url, flags=re.IGNORECASE) else None
 
 
-def _highlight(text: str, spans: list[tuple[int, int, str, str]], mark_class: str = "hl") -> str:
-    """Escape `text`, wrapping each (start, end, risk, title) span in <mark>; overlaps take the riskier level."""
+def _highlight_segments(text: str, spans: list[tuple[int, int, str, str]]) -> list[Segment]:
+    """`text` cut at the (start, end, risk, title) spans: each piece with the riskier level of the spans covering it
+    (None where none does) and their titles, for the template to wrap in <mark>.
+
+    >>> _highlight_segments("ab cd", [(0, 2, "red", "c1"), (1, 2, "yellow", "c2")])
+    [('a', 'red', 'c1'), ('b', 'red', 'c1, c2'), (' cd', None, '')]
+    """
     spans = [(s, e, r, t) for s, e, r, t in spans if 0 <= s < e <= len(text)]
     cuts = sorted({0, len(text), *(s for s, _, _, _ in spans), *(e for _, e, _, _ in spans)})
     out = []
     for left, right in zip(cuts, cuts[1:], strict=False):
-        piece = _esc(text[left:right])
+        piece = text[left:right]
         covering = [(r, t) for s, e, r, t in spans if s <= left and right <= e]
         if covering:
             risk = max((r for r, _ in covering), key=risk_rank)
             titles = ", ".join(dict.fromkeys(t for _, t in covering if t))
-            out.append(f'<mark class="{mark_class} risk-{_esc(risk)}" title="{_esc(titles)}">{piece}</mark>')
+            out.append((piece, risk, titles))
         else:
-            out.append(piece)
-    return "".join(out)
+            out.append((piece, None, ""))
+    return out
 
 
 def _claim_spans(paragraph: ParagraphCard) -> list[tuple[int, int, str, str]]:
@@ -119,95 +146,9 @@ def _claim_spans(paragraph: ParagraphCard) -> list[tuple[int, int, str, str]]:
     return spans
 
 
-def _evidence_html(item: EvidenceItem, ui: dict[str, str]) -> str:
-    title = item.title or item.source_id
-    meta = [
-        f"<strong>{_esc(title)}</strong>",
-        _esc(item.source_id),
-        f"{_esc(ui['tier'])} {_esc(item.tier)}",
-    ]
-    if item.domain:
-        meta.append(_esc(item.domain))
-    meta.append(_esc(ui["page"].format(page=item.page)))
-    meta.append(f'<span class="rel-{_esc(item.relation)}">{_esc(item.relation)} {item.confidence:.2f}</span>')
-    links = [f'<a href="#{_esc(chunk_anchor(item.chunk_id))}">{_esc(ui["open_chunk"])} {_esc(item.chunk_id)}</a>']
-    url = _safe_url(item.url)
-    if url:
-        links.append(f'<a href="{_esc(url)}" target="_blank" rel="noopener noreferrer">{_esc(ui["open_url"])}</a>')
-    return (
-        f'<li><div class="ev-meta">{" · ".join(meta)}</div>'
-        f"<blockquote>{_esc(item.snippet)}</blockquote>{' · '.join(links)}</li>"
-    )
-
-
-def _claim_html(paragraph: ParagraphCard, claim: ClaimCard, ui: dict[str, str]) -> str:
-    badges = []
-    if claim.error:
-        badges.append(f'<span class="badge error">{_esc(ui["error"])}</span>')
-    elif not claim.checkworthy or claim.label is None:
-        badges.append(f'<span class="badge">{_esc(ui["not_checkworthy"])}</span>')
-    else:
-        badges.append(f'<span class="badge label-{_esc(claim.label)}">{_esc(claim.label)}</span>')
-        badges.append(f'<span class="badge">{_esc(claim.relation)}</span>')
-        badges.append(f'<span class="badge">{claim.confidence:.2f}</span>')
-    if claim.review:
-        badges.append(f'<span class="badge review">{_esc(ui["needs_review"])}</span>')
-    anchor = claim_anchor(paragraph.paragraph_id, claim.claim_id)
-    parts = [
-        f'<div class="claim risk-{_esc(claim.risk_level)}" id="{_esc(anchor)}" '
-        f'data-paragraph="{_esc(paragraph.paragraph_id)}" data-claim="{_esc(claim.claim_id)}">',
-        f'<div class="claim-head">{"".join(badges)}<span class="badge">{_esc(claim.claim_id)}</span></div>',
-        f'<p class="claim-text">{_esc(claim.text)}</p>',
-        f'<p class="action">{_esc(claim.suggested_action)}</p>',
-    ]
-    if claim.reused and claim.reused.get("kind") == "near":
-        parts.append(f'<p class="reused">{_esc(ui["reused"])}: “{_esc(claim.reused["claim"])}”</p>')
-    if claim.hints:
-        parts.append('<ul class="hints">' + "".join(f"<li>{_esc(h)}</li>" for h in claim.hints) + "</ul>")
-    if claim.newest_source:
-        newest = claim.newest_source
-        parts.append(f'<p class="newest">newest source: {_esc(newest.get("title") or newest.get("source_id", ""))} '
-                     f'({_esc(str(newest.get("date", "")))})</p>')
-    if claim.citation is not None:
-        c = claim.citation
-        found = f"{ui['found']} ({c.matched_source_id})" if c.identity_exists else ui["not_found"]
-        content = ("; " + (ui["supports"] if c.content_supports else ui["not_supports"])) if c.identity_exists else ""
-        parts.append(f'<p class="citation">{_esc(ui["citation"])} “{_esc(c.cited)}”: {_esc(found + content)}</p>')
-    if claim.checkworthy and not claim.error:
-        body = (
-            '<ol class="evidence">' + "".join(_evidence_html(e, ui) for e in claim.evidence) + "</ol>"
-            if claim.evidence
-            else f"<p>{_esc(ui['no_evidence'])}</p>"
-        )
-        parts.append(f"<details><summary>{_esc(ui['evidence'])} ({len(claim.evidence)})</summary>{body}</details>")
-    parts.append("</div>")
-    return "".join(parts)
-
-
-def _findings_html(findings: list[LayerFinding], ui: dict[str, str]) -> str:
-    if not findings:
-        return ""
-    items = "".join(
-        f'<li class="finding layer-{_esc(f.layer)}"><span class="badge">{_esc(f.layer)}</span>'
-        f'<span class="badge">{_esc(f.kind)}</span> “{_esc(f.keyword)}”: {_esc(f.message)} '
-        f'(<a href="#{_esc(paragraph_anchor(f.other_paragraph_id))}">{_esc(f.evidence)}</a>)'
-        f'<div class="action">{_esc(f.suggested_action)}</div></li>' for f in findings)
-    return f'<div class="findings"><strong>{_esc(ui["findings"])}</strong><ul>{items}</ul></div>'
-
-
-def _paragraph_html(paragraph: ParagraphCard, ui: dict[str, str], findings: list[LayerFinding] = ()) -> str:
-    anchor = paragraph_anchor(paragraph.paragraph_id)
-    routed = (f" · {_esc(paragraph.paragraph_type)}: {_esc(', '.join(paragraph.layers))}"
-              if paragraph.paragraph_type or paragraph.layers else "")
-    return (
-        f'<article class="para risk-{_esc(paragraph.risk_level)}" id="{_esc(anchor)}">'
-        f'<div class="para-head">{_esc(ui["paragraph"])} {_esc(paragraph.paragraph_id)} · '
-        f"[{paragraph.start}, {paragraph.end}) · {_esc(paragraph.risk_level)} · "
-        f"{len(paragraph.claims)} {_esc(ui['claims'])}{routed}</div>"
-        f'<p class="para-text">{_highlight(paragraph.text, _claim_spans(paragraph))}</p>'
-        f'<div class="claims">{"".join(_claim_html(paragraph, c, ui) for c in paragraph.claims)}</div>'
-        f"{_findings_html(list(findings), ui)}</article>"
-    )
+def _claim_segments(paragraph: ParagraphCard) -> list[Segment]:
+    """The paragraph's text with its checked claim sentences marked in their risk colour."""
+    return _highlight_segments(paragraph.text, _claim_spans(paragraph))
 
 
 def _by_paragraph(report: Report) -> dict[str, list[LayerFinding]]:
@@ -223,80 +164,59 @@ class _ChunkEntry:
     snippets: list[str] = field(default_factory=list)
 
 
-def _sources_html(report: Report, ui: dict[str, str]) -> str:
+@dataclass
+class _SourceChunk:
+    """One chunk of the Sources section: the first evidence item citing it, its link, the paragraphs resting on its
+    source, and its full text with the cited snippets marked (None when only the snippets are stored)."""
+
+    chunk_id: str
+    first: EvidenceItem
+    url: str | None
+    used_by: list[str]
+    text: list[Segment] | None
+    snippets: list[str]
+
+
+def _source_chunks(report: Report) -> list[_SourceChunk]:
     chunks: dict[str, _ChunkEntry] = {}
     for _, claim in report.claims():
         for item in claim.evidence:
             entry = chunks.setdefault(item.chunk_id, _ChunkEntry(item))
             if item.snippet and item.snippet not in entry.snippets:
                 entry.snippets.append(item.snippet)
-    blocks = []
+    out = []
     for chunk_id, entry in chunks.items():
         item = entry.first
-        meta = [_esc(item.source_id), _esc(chunk_id), f"{_esc(ui['tier'])} {_esc(item.tier)}"]
-        if item.domain:
-            meta.append(_esc(item.domain))
-        url = _safe_url(item.url)
-        if url:
-            meta.append(f'<a href="{_esc(url)}" target="_blank" rel="noopener noreferrer">{_esc(url)}</a>')
-        used = report.lineage.get(item.source_id, [])
-        used_html = ""
-        if used:
-            links = ", ".join(f'<a href="#{_esc(paragraph_anchor(p))}">{_esc(p)}</a>' for p in used)
-            used_html = f'<div class="meta">{_esc(ui["used_by"])}: {links}</div>'
         full = report.chunks.get(chunk_id)
+        text = None
         if full:
             spans = []
             for snippet in entry.snippets:
                 at = full.find(snippet)
                 if at >= 0:
                     spans.append((at, at + len(snippet), "none", ""))
-            text_html = f'<div class="text">{_highlight(full, spans, mark_class="snip")}</div>'
-        else:
-            text_html = f'<div class="meta">{_esc(ui["snippets_only"])}</div>' + "".join(
-                f"<blockquote>{_esc(s)}</blockquote>" for s in entry.snippets
-            )
-        blocks.append(
-            f'<div class="chunk" id="{_esc(chunk_anchor(chunk_id))}"><h3>{_esc(item.title or item.source_id)}</h3>'
-            f'<div class="meta">{" · ".join(meta)}</div>{used_html}{text_html}</div>'
-        )
-    skipped = ""
-    if report.skipped_sources:
-        items = "".join(f"<li>{_esc(line)}</li>" for line in report.skipped_sources)
-        skipped = f'<div class="skipped" id="skipped-sources"><h3>{_esc(ui["skipped"])}</h3><ul>{items}</ul></div>'
-    return (f'<section class="sources" id="sources"><h2>{_esc(ui["sources"])}</h2>{skipped}{"".join(blocks)}'
-            "</section>")
+            text = _highlight_segments(full, spans)
+        out.append(_SourceChunk(chunk_id, item, _safe_url(item.url), report.lineage.get(item.source_id, []), text,
+                                entry.snippets))
+    return out
 
 
-def _side_html(report: Report, ui: dict[str, str]) -> str:
-    ranked = riskiest_first(report.paragraphs)
-    items = []
-    for p in ranked:
-        target = paragraph_anchor(p.paragraph_id)
-        items.append(
-            f'<li><a href="#{_esc(target)}" data-target="{_esc(target)}" class="risk-{_esc(p.risk_level)}">'
-            f"<strong>{_esc(p.paragraph_id)}</strong> · {_esc(p.risk_level)} · {len(p.claims)} {_esc(ui['claims'])}"
-            f"<br>{_esc(excerpt(p.text, 60))}</a></li>"
-        )
+def _review_queue(report: Report) -> list[tuple[ReviewItem, str]]:
+    """The review queue's entries, each with its claim's risk level (yellow when the claim is not in the report)."""
     by_pair = {(p.paragraph_id, c.claim_id): c for p, c in report.claims()}
     queue = []
     for entry in report.review_queue:
         claim = by_pair.get((entry.paragraph_id, entry.claim_id))
-        risk = claim.risk_level if claim else "yellow"
-        target = claim_anchor(entry.paragraph_id, entry.claim_id)
-        queue.append(
-            f'<li><a href="#{_esc(target)}" data-target="{_esc(target)}" class="risk-{_esc(risk)}">'
-            f"<strong>{_esc(entry.paragraph_id)}/{_esc(entry.claim_id)}</strong><br>{_esc(excerpt(entry.reason, 90))}"
-            "</a></li>"
-        )
-    queue_html = "<ol>" + "".join(queue) + "</ol>" if queue else f"<p>{_esc(ui['empty_queue'])}</p>"
-    return (
-        f'<nav class="side"><h2>{_esc(ui["paragraphs"])}</h2><ol>{"".join(items)}</ol>'
-        f'<h2>{_esc(ui["review"])} ({len(report.review_queue)})</h2>{queue_html}</nav>'
-    )
+        queue.append((entry, claim.risk_level if claim else "yellow"))
+    return queue
 
 
-def _chips(report: Report) -> str:
+def _chips(report: Report) -> list[str]:
+    """The summary's counts as the chips of the page's header.
+
+    >>> _chips(Report("d", "default", "t", summary={"claims": 3, "labels": {"wrong": 1}, "paragraph_risk": {"red": 1}}))
+    ['claims: 3', 'wrong: 1', '¶ red: 1']
+    """
     summary = report.summary
     chips = []
     for key in ("paragraphs", "claims"):
@@ -311,12 +231,23 @@ def _chips(report: Report) -> str:
         chips.append(f"{layer} findings: {count}")
     risks = summary.get("paragraph_risk", {})
     chips.extend(f"¶ {level}: {risks[level]}" for level in RISK_LEVELS if level in risks)
-    return '<div class="chips">' + "".join(f'<span class="chip">{_esc(c)}</span>' for c in chips) + "</div>"
+    return chips
 
 
 def riskiest_first(paragraphs: list[ParagraphCard]) -> list[ParagraphCard]:
     """Paragraphs by risk, red first; document order within a level."""
     return sorted(paragraphs, key=lambda p: -risk_rank(p.risk_level))
+
+
+@functools.cache
+def _templates() -> jinja2.Environment:
+    """The report's templates (factlab/cards/templates), every value escaped, with the helpers they call."""
+    environment = jinja2.Environment(loader=jinja2.PackageLoader("factlab.cards", "templates"), autoescape=True,
+                                     finalize=_escaped, undefined=jinja2.StrictUndefined, extensions=[_JoinedLines])
+    environment.globals.update(chunk_anchor=chunk_anchor, paragraph_anchor=paragraph_anchor,
+                               claim_anchor=claim_anchor, safe_url=_safe_url, excerpt=excerpt,
+                               claim_segments=_claim_segments)
+    return environment
 
 
 def render_html(report: Report, risk_first: bool = False, extra_head: str = "", extra_body: str = "") -> str:
@@ -332,33 +263,12 @@ def render_html(report: Report, risk_first: bool = False, extra_head: str = "", 
         The HTML text. UI words are Chinese when the document text is mostly Chinese.
     """
     lang = detect_language("".join(p.text for p in report.paragraphs) or report.document)
-    ui = ui_words(lang)
-    paragraphs = riskiest_first(report.paragraphs) if risk_first else report.paragraphs
-    found = _by_paragraph(report)
-    return "".join(
-        [
-            f'<!DOCTYPE html>\n<html lang="{lang}">\n<head>\n<meta charset="utf-8">\n',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
-            f"<title>{_esc(ui['title'])}: {_esc(report.document)}</title>\n",
-            f"<style>{_static('report.css')}</style>\n{extra_head}</head>\n<body>\n",
-            f"<header><h1>{_esc(ui['title'])}</h1>",
-            f'<div class="meta"><span>{_esc(ui["document"])}: {_esc(report.document)}</span>',
-            f"<span>{_esc(ui['business'])}: {_esc(report.business)}</span>",
-            f"<span>{_esc(ui['created'])}: {_esc(report.created)}</span></div>",
-            _chips(report),
-            f'<button type="button" class="toggle" id="toggle-evidence" data-expand="{_esc(ui["expand"])}" '
-            f'data-collapse="{_esc(ui["collapse"])}">{_esc(ui["expand"])}</button>',
-            "</header>\n",
-            '<div class="layout">',
-            _side_html(report, ui),
-            '<main><section class="document">',
-            "".join(_paragraph_html(p, ui, found.get(p.paragraph_id, [])) for p in paragraphs),
-            "</section>",
-            _sources_html(report, ui),
-            "</main></div>\n",
-            f"<script>{_static('report.js')}</script>\n{extra_body}</body>\n</html>\n",
-        ]
-    )
+    return _templates().get_template("report.html.j2").render(
+        report=report, lang=lang, ui=ui_words(lang), css=_static("report.css"), js=_static("report.js"),
+        extra_head=extra_head, extra_body=extra_body, chips=_chips(report),
+        paragraphs=riskiest_first(report.paragraphs) if risk_first else report.paragraphs,
+        ranked=riskiest_first(report.paragraphs), queue=_review_queue(report), findings=_by_paragraph(report),
+        chunks=_source_chunks(report))
 
 
 def write_report_html(report: Report, path: str | Path) -> Path:
@@ -405,8 +315,6 @@ def render_cells(report: Report) -> str:
     """The report's paragraphs as cells, riskiest first, each with its claim cards: an HTML fragment with its own
     scoped style (what a notebook shows for a `Report`, see `Report._repr_html_`)."""
     lang = detect_language("".join(p.text for p in report.paragraphs) or report.document)
-    ui = ui_words(lang)
-    found = _by_paragraph(report)
-    cells = "".join(_paragraph_html(p, ui, found.get(p.paragraph_id, [])) for p in riskiest_first(report.paragraphs))
-    return (f'<div class="factlab-cells" lang="{lang}"><style>{scoped_css(_static("report.css"), ".factlab-cells")}'
-            f"</style>{_chips(report)}{cells}</div>")
+    return _templates().get_template("cells.html.j2").render(
+        lang=lang, ui=ui_words(lang), css=scoped_css(_static("report.css"), ".factlab-cells"), chips=_chips(report),
+        paragraphs=riskiest_first(report.paragraphs), findings=_by_paragraph(report))
