@@ -1,14 +1,16 @@
 """Compare evaluate.py runs read back from MLflow: per-stage metrics and attribution shares side by side, with the
-delta of each run against the first (the baseline), and the stacked error distributions as a figure.
-
-Used by scripts/compare_runs.py.
+delta of each run against the first (the baseline), and the stacked error distributions as a figure; `main` is the
+command line (scripts/compare_runs.py).
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
 
 from factlab.evals.report import distribution_figure
 from factlab.evals.scores import METHODS
@@ -107,3 +109,40 @@ def comparison_figure(runs: Sequence[RunMetrics], title: str):
     """Stacked bars of each run's wrong labels per blamed stage (share of its gold claims), one panel per method."""
     return distribution_figure([(run.label, run.metrics, run.metrics.get(f"{run.split}/items", 0.0)) for run in runs],
                                title)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """scripts/compare_runs.py: the table and chart of the selected runs, written to `--out` (and, with `--log`,
+    attached to the last run under `compare/<baseline run id>/`); returns the run ids, the table and the folder."""
+    parser = argparse.ArgumentParser(description="Compare evaluate.py runs from MLflow: per-stage metrics and "
+                                                 "attribution shares side by side with deltas against the first run.")
+    parser.add_argument("selectors", nargs="+", help="run ids and / or MLflow filter strings")
+    parser.add_argument("--experiment", action="append", help="experiment name to search (repeatable); "
+                                                               "default every evaluate/* experiment")
+    parser.add_argument("--tracking-uri", help="MLflow store; default the jobs' store (factlab/tracking/store.py)")
+    parser.add_argument("--out", help="folder for comparison.md and distributions.png; default "
+                                      "outputs/compare/<time>")
+    parser.add_argument("--log", action="store_true", help="log the table and chart to the last run")
+    args = parser.parse_args(argv)
+
+    import mlflow
+
+    from factlab.tracking.store import tracking_uri
+
+    client = mlflow.MlflowClient(tracking_uri=tracking_uri(args.tracking_uri))
+    runs = find_runs(client, args.selectors, args.experiment)
+    table = comparison_table(runs)
+    figure = comparison_figure(runs, "wrong final labels by blamed stage")
+    out = Path(args.out or f"outputs/compare/{datetime.now():%Y-%m-%d_%H-%M-%S}")
+    out.mkdir(parents=True, exist_ok=True)
+    baseline = runs[0].run_id
+    header = "runs: " + ", ".join(f"{r.label} = {r.run_id}" for r in runs) + f"\nbaseline: {baseline}\n\n"
+    (out / "comparison.md").write_text(header + table + "\n", encoding="utf-8")
+    figure.savefig(out / "distributions.png")
+    print(header + table)
+    print(f"\nwrote {out / 'comparison.md'} and {out / 'distributions.png'}")
+    if args.log:
+        for name in ("comparison.md", "distributions.png"):
+            client.log_artifact(runs[-1].run_id, str(out / name), artifact_path=f"compare/{baseline}")
+        print(f"logged to run {runs[-1].run_id} under compare/{baseline}/")
+    return {"runs": [r.run_id for r in runs], "table": table, "out": str(out)}

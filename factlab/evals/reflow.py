@@ -6,6 +6,7 @@ factlab/data (DSPy examples for optimize.py, classifier / SFT rows for train.py)
 `provenance` (run id, case id, claim id, method, the evidence for the blame) and `split: train`. Rows go to
 `<out_dir>/<stage>/<run id>.jsonl`, deduplicated against every row already there and against the test split of
 every dataset named (a reflowed row must never teach a test claim). `dataset.extra=reflow` adds them to a run's data.
+`main` is the command line (scripts/reflow.py).
 """
 
 from __future__ import annotations
@@ -228,3 +229,20 @@ def write_rows(rows_by_stage: Mapping[str, Sequence[dict]], out_dir: Path, name:
         tally["exported"] = len(fresh)
         written[stage] = str(target)
     return written
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """scripts/reflow.py: Hydra overrides of conf/evaluate.yaml (`run=<id>` is `reflow.run=<id>`) -> `reflow_run`'s
+    counts and files, printed as JSON and returned."""
+    import sys
+
+    from factlab.config import CONF_DIR, compose_config
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    overrides = [f"reflow.{a}" if a.startswith("run=") else a for a in args]
+    if not any(a.startswith("reflow.run=") for a in overrides):
+        raise SystemExit("usage: python scripts/reflow.py run=<MLflow run id of an evaluate.py run> [overrides]")
+    cfg = compose_config("evaluate", overrides)
+    result = reflow_run(cfg, CONF_DIR.parent / "prepared")
+    print(json.dumps(result, indent=2))
+    return result

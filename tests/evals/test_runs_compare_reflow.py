@@ -3,7 +3,6 @@ what it logged, and the `dataset.extra` hook that reads reflowed rows back."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -15,17 +14,10 @@ from omegaconf import OmegaConf
 from factlab.data.cases import load_cases
 from factlab.data.registry import load_dataset
 from factlab.data.splits import LeakageError, split_cases
+from factlab.evals.compare import main as compare_main
 from factlab.evals.job import run
+from factlab.evals.reflow import main as reflow_main
 from factlab.stages.examples import stage_examples
-
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-
-
-def script(name: str):
-    spec = importlib.util.spec_from_file_location(f"script_{name}", SCRIPTS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +60,7 @@ def test_run_logs_metrics_attribution_and_artifacts(runs):
 def test_compare_runs_tables_deltas_and_logs_the_chart(runs, tmp_path):
     base, new = runs["healthy"]["mlflow_run_id"], runs["broken"]["mlflow_run_id"]
     uri = runs["broken"]["tracking_uri"]
-    result = script("compare_runs").main([base, new, "--tracking-uri", uri, "--out", str(tmp_path), "--log"])
+    result = compare_main([base, new, "--tracking-uri", uri, "--out", str(tmp_path), "--log"])
     assert result["runs"] == [base, new]
     line = next(row for row in result["table"].splitlines() if row.startswith("| attr/counterfactual/judge/share "))
     assert line.split(" | ")[-1].strip(" |") == "+1.000"
@@ -78,10 +70,10 @@ def test_compare_runs_tables_deltas_and_logs_the_chart(runs, tmp_path):
     client = mlflow.MlflowClient(tracking_uri=uri)
     logged = {a.path for a in client.list_artifacts(new, f"compare/{base}")}
     assert logged == {f"compare/{base}/comparison.md", f"compare/{base}/distributions.png"}
-    by_filter = script("compare_runs").main(["tags.split = 'test'", "--tracking-uri", uri, "--out", str(tmp_path)])
+    by_filter = compare_main(["tags.split = 'test'", "--tracking-uri", uri, "--out", str(tmp_path)])
     assert by_filter["runs"][:2] == [base, new]  # oldest first
     with pytest.raises(ValueError, match="matches no run"):
-        script("compare_runs").main(["tags.split = 'nope'", "--tracking-uri", uri, "--out", str(tmp_path)])
+        compare_main(["tags.split = 'nope'", "--tracking-uri", uri, "--out", str(tmp_path)])
 
 
 def reflow_config(runs, out_dir: Path, run_id: str):
@@ -122,8 +114,8 @@ def test_reflow_exports_blamed_cases_in_the_stage_format_once_and_never_test_one
     other = reflow_run(reflow_config(runs, out, runs["broken"]["mlflow_run_id"]), prepared)
     assert other["counts"]["judge"]["in_test"] == 4 and other["files"] == {}  # the test split never reflows
 
-    cli = script("reflow").main([f"run={train_run}", f"reflow.out_dir={out}",
-                                 f"tracking.tracking_uri={runs['train']['tracking_uri']}"])
+    cli = reflow_main([f"run={train_run}", f"reflow.out_dir={out}",
+                      f"tracking.tracking_uri={runs['train']['tracking_uri']}"])
     assert cli["counts"]["judge"]["exported"] == 4 - cli["counts"]["judge"]["in_test"]
 
 
