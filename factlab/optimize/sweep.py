@@ -3,12 +3,14 @@ interval of its test gain over the program as written, its spend (metric calls, 
 happened to its proposals; a Markdown table and a figure.
 
 The intervals come from the per-example predictions every optimize.py run logs (`predictions/<split>_<label>.jsonl`),
-so runs logged before the job wrote intervals itself get them too. Used by scripts/sweep_table.py and, for the
-interval metrics, by factlab/optimize/job.py.
+so runs logged before the job wrote intervals itself get them too. `main` is the command line
+(scripts/sweep_table.py); the interval metrics are also factlab/optimize/job.py's.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -312,3 +314,32 @@ def write_report(sweep_id: str, runs: Sequence[SweepRun], out: Path,
     paths["table"].write_text(sweep_markdown(sweep_id, runs))
     figure(sweep_id, runs).savefig(paths["figure"], dpi=120)
     return paths
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """scripts/sweep_table.py: one sweep's table and figure written to `--out` (and, with `--log`, attached to the
+    sweep's last finished run under `sweep/`); returns the runs counted and the files written."""
+    parser = argparse.ArgumentParser(description="One optimizer sweep's table from MLflow: each optimizer's val / "
+                                                 "test score with 95% bootstrap intervals, its gain, its spend, and "
+                                                 "every pair head to head.")
+    parser.add_argument("sweep_id")
+    parser.add_argument("--tracking-uri", help="MLflow store; default the jobs' store (factlab/tracking/store.py)")
+    parser.add_argument("--out", help="folder for sweep.md and sweep.png; default outputs/sweeps/<sweep id>")
+    parser.add_argument("--log", action="store_true", help="log the table and figure to the last finished run")
+    args = parser.parse_args(argv)
+
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    import mlflow
+
+    from factlab.tracking.store import tracking_uri
+
+    client = mlflow.MlflowClient(tracking_uri=tracking_uri(args.tracking_uri))
+    runs = find_sweep(client, args.sweep_id)
+    paths = write_report(args.sweep_id, runs, Path(args.out or f"outputs/sweeps/{args.sweep_id}"))
+    print(paths["table"].read_text())
+    print(f"figure: {paths['figure']}")
+    finished = [run for run in runs if run.finished]
+    if args.log and finished:
+        for path in paths.values():
+            client.log_artifact(finished[-1].run_id, str(path), "sweep")
+    return {"runs": len(runs), "finished": len(finished), **{k: str(v) for k, v in paths.items()}}

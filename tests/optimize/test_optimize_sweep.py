@@ -37,10 +37,9 @@ def test_multirun_logs_one_tagged_run_per_optimizer(tmp_path):
         metrics = run.data.metrics
         assert metrics["test/score_after_ci_low"] <= metrics["test/score_after"] <= metrics["test/score_after_ci_high"]
         assert metrics["test/delta_ci_low"] <= metrics["test/delta"] <= metrics["test/delta_ci_high"]
-    sys.path.insert(0, str(REPO / "scripts"))
-    import sweep_table
+    from factlab.optimize.sweep import main as sweep_table
 
-    summary = sweep_table.main(["multirun", "--tracking-uri", env["FACTLAB_MLFLOW_URI"], "--out", str(tmp_path / "t"),
+    summary = sweep_table(["multirun", "--tracking-uri", env["FACTLAB_MLFLOW_URI"], "--out", str(tmp_path / "t"),
                                 "--log"])
     assert summary["runs"] == summary["finished"] == 2
     table = (tmp_path / "t" / "sweep.md").read_text()
