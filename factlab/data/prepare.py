@@ -8,6 +8,7 @@ the case ids of each split, the content hashes, the resolved config).
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -79,6 +80,23 @@ def counts_table(manifests: list[dict]) -> str:
             row = [name, split, str(counts["total"]["cases"]), lang, str(counts["total"]["claims"]), *labels]
             lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
+
+
+def manifest_table_main(argv: list[str] | None = None) -> int:
+    """scripts/manifest_table.py: `counts_table` of the manifests (manifest.json files, or the folders holding them),
+    printed."""
+    parser = argparse.ArgumentParser(description="Print a markdown table of cases and claims per split and gold "
+                                                 "label from prepare_data manifests.")
+    parser.add_argument("manifests", nargs="+", type=Path, help="manifest.json files, or the folders holding them")
+    args = parser.parse_args(argv)
+    manifests = []
+    for path in args.manifests:
+        path = path / "manifest.json" if path.is_dir() else path
+        if not path.is_file():
+            parser.error(f"{path}: no such manifest (write one with scripts/prepare_data.py)")
+        manifests.append(json.loads(path.read_text(encoding="utf-8")))
+    print(counts_table(manifests))
+    return 0
 
 
 def _write_corpora(output: Path, cases: list[dict]) -> dict[int, str]:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import runpy
 from pathlib import Path
 
 import pytest
 
 from factlab.config import compose_config
 from factlab.data.cases import load_cases
-from factlab.data.prepare import run
+from factlab.data.prepare import manifest_table_main, run
 
 
 def make_bundle(folder: Path, en_case: dict, zh_case: dict, corpus: list[dict], write_jsonl, count: int = 20) -> None:
@@ -66,8 +65,7 @@ def test_manifest_table_script_prints_counts_per_split_and_label(tmp_path: Path,
     out = tmp_path / "out"
     manifest = run(compose_config("prepare_data", [f"dataset.data_root={tmp_path / 'bundle'}", f"output_dir={out}",
                                                    "splits.train=0.6", "splits.val=0.2", "splits.test=0.2"]))
-    script = runpy.run_path(str(Path(__file__).parents[2] / "scripts/manifest_table.py"))
-    assert script["main"]([str(out)]) == 0
+    assert manifest_table_main([str(out)]) == 0
     rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines()[2:]]
     assert [row[1] for row in rows] == ["train", "val", "test"]
     assert [int(row[2]) for row in rows] == [12, 4, 4]
@@ -75,4 +73,4 @@ def test_manifest_table_script_prints_counts_per_split_and_label(tmp_path: Path,
     labels = [int(cell) for cell in rows[2][5:8]] + [int(rows[2][8].rstrip(" |"))]
     assert int(rows[2][4]) == claims == sum(labels) and labels[0] == manifest["counts"]["test"]["label"]["correct"]
     with pytest.raises(SystemExit):
-        script["main"]([str(tmp_path / "nowhere")])
+        manifest_table_main([str(tmp_path / "nowhere")])

@@ -1,16 +1,14 @@
-"""scripts/distill_table.py: distilled classifiers against their teachers and a reference run, with intervals."""
+"""factlab.train.distill.compare (scripts/distill_table.py): distilled classifiers against their teachers and a
+reference run, with intervals."""
 
 from __future__ import annotations
 
 import json
-import runpy
 from pathlib import Path
 
 import pytest
 
-from factlab.train.distill.compare import PredictionsError, compare_runs, read_predictions
-
-SCRIPT = Path(__file__).parents[2] / "scripts/distill_table.py"
+from factlab.train.distill.compare import PredictionsError, compare_runs, main, read_predictions
 
 
 def _rows(predicted: list[str], teacher: list[str | None]) -> list[dict]:
@@ -68,7 +66,6 @@ def test_bad_prediction_files_name_the_file_line_and_field(tmp_path):
 def test_the_script_prints_and_writes_the_table(tmp_path, capsys):
     a = _write(tmp_path / "a", _rows(["checkworthy", "not_checkworthy"] * 4, ["checkworthy", "not_checkworthy"] * 4))
     b = _write(tmp_path / "b", _rows(["checkworthy"] * 8, ["checkworthy"] * 8))
-    main = runpy.run_path(str(SCRIPT))["main"]
     out = main([f"gold={a}", f"lm={b / 'test_predictions.jsonl'}", "--reference", "gold", "--samples", "50",
                 "--out", str(tmp_path / "t.md")])
     assert [r["name"] for r in out["rows"]] == ["gold", "lm"]

@@ -1,5 +1,5 @@
 """Distilled classifiers side by side on their test predictions, with intervals: the table of
-`python scripts/distill_table.py`.
+`python scripts/distill_table.py` (its command line is `main`).
 
 Each run's `test_predictions.jsonl` (written by `classifier.evaluate_and_register`) holds, per test row, the gold,
 the teacher's target and the classifier's prediction. From them, per run: the classifier's accuracy and macro-F1
@@ -12,6 +12,7 @@ scored.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -153,3 +154,28 @@ def compare_runs(runs: Mapping[str, Sequence[Mapping]], reference: str | None = 
         _fmt(r["gain_over_reference"], r["gain_over_reference_ci"], sign=True),
     ] for r in out])
     return {"rows": out, "table": table}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """scripts/distill_table.py: `name=<work folder or test_predictions.jsonl>` per run -> the table, printed (and
+    written to `--out`); returns `compare_runs`'s result."""
+    parser = argparse.ArgumentParser(description="Distilled classifiers side by side on their test predictions: "
+                                                 "accuracy and macro-F1 against the gold with 95% bootstrap intervals, "
+                                                 "the teacher's accuracy, and paired gains.")
+    parser.add_argument("runs", nargs="+", metavar="name=path")
+    parser.add_argument("--reference", help="the run every other classifier is paired against")
+    parser.add_argument("--samples", type=int, default=2000)
+    parser.add_argument("--out", help="also write the table to this markdown file")
+    args = parser.parse_args(argv)
+    runs = {}
+    for spec in args.runs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            parser.error(f"{spec!r}: expected name=path")
+        runs[name] = read_predictions(path)
+    out = compare_runs(runs, reference=args.reference, samples=args.samples)
+    print(out["table"])
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(out["table"] + "\n", encoding="utf-8")
+    return out
