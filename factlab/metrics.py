@@ -247,8 +247,8 @@ def confusion_figure(matrix: Sequence[Sequence[int]], labels: Sequence[str], tit
 
 class SetScores:
     """Precision / recall of predicted against gold item sets, document by document, per group (e.g. "all" and the
-    language): the tally of the gold benchmarks of the deterministic layers (benchmarks/consistency_layer.py,
-    benchmarks/common_cause.py).
+    language): the tally of the gold benchmarks of the deterministic layers (factlab.evals.layer_gold: the consistency
+    layer and the common-cause grouping).
 
     >>> scores = SetScores()
     >>> scores.add("d1", ["all", "en"], want={"a", "b"}, got={"a", "c"})
