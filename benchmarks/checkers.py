@@ -4,7 +4,7 @@ warm (the same document again, models loaded), claims, labels, escalations, LM c
 
     python benchmarks/checkers.py                                  # checker=fast
     python benchmarks/checkers.py --checker fast funnel --funnel-share 0.2 --lm local_qwen05
-    python benchmarks/checkers.py --set checker.models.judge=models:/factlab-distill_judge/1
+    python benchmarks/checkers.py --set checker.stages.judge.model=models:/factlab-distill_judge/1
 
 The funnel escalates by its policy (conf/checker/funnel.yaml), capped at --funnel-share of the claims (the most
 urgent first), so its cost at a given escalation share is measured, not extrapolated.
@@ -27,7 +27,9 @@ def lm_calls(costs: dict) -> int:
 
 
 def measure(name: str, args) -> dict:
-    from factlab.checkers.build import build_checker, build_retriever
+    from hydra.utils import instantiate
+
+    from factlab.checkers.build import build_checker
     from factlab.config import compose_config
     from factlab.runtime import configure_lm_cache, prepare_offline_env
 
@@ -39,7 +41,7 @@ def measure(name: str, args) -> dict:
     cfg = compose_config("verify", overrides)
     configure_lm_cache(OUT / "dspy")
     started = time.perf_counter()
-    build_retriever(cfg)
+    instantiate(cfg.retriever)  # the index, timed apart from the models
     index_s = time.perf_counter() - started
     started = time.perf_counter()
     checker = build_checker(cfg)

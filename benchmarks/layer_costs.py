@@ -57,13 +57,14 @@ def main() -> None:
     fact_s = time.perf_counter() - started
     paragraphs = [p["text"] for p in trace.paragraphs]
     claims = [t for unit in trace.units for t in unit.real_claims() if t.evidence]
-    sources = checker.sources or []
+    sources = checker.parts.sources
     timeliness, verticals, rules = instantiate(cfg.timeliness), instantiate(cfg.verticals), LogicRules()
     judged = [[JudgedEvidence(e, j) for e, j in zip(t.evidence, t.judgments, strict=False)] for t in claims]
     rows = [
         ("facts (fast checker, warm run, incl. the layers below)", len(claims), fact_s),
         ("routing (patterns, per paragraph)", len(paragraphs),
-         timed(lambda: [checker.route(p) for p in paragraphs], args.repeat)),
+         timed(lambda: [checker.parts.layers.route(p, checker.meter, checker.parts.business) for p in paragraphs],
+               args.repeat)),
         ("consistency (document checks)", len(paragraphs),
          timed(lambda: consistency_findings([(f"p{i}", p) for i, p in enumerate(paragraphs)], KINDS), args.repeat)),
         ("logic (rules)", len(paragraphs), timed(lambda: rules.check(paragraphs), args.repeat)),
@@ -76,7 +77,7 @@ def main() -> None:
          timed(lambda: common_cause_findings(trace.report.paragraphs), args.repeat)),
     ]
     if args.logic_lm:
-        from factlab.pipeline.logic import LogicLayer
+        from factlab.checkers.logic import LogicLayer
         from factlab.stages.build import build_program
 
         stage_cfg = compose_config("run_stage", ["stage=logic", f"lm@student={args.logic_lm}"])

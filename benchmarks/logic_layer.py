@@ -27,7 +27,7 @@ GOLD = [ROOT / "datasets" / "layers" / "logic_gold.jsonl", ROOT / "datasets" / "
 
 def rows_for(docs: list[dict], engine: str, lm: str) -> list[dict]:
     """One row per paragraph: gold kind / keyword, predicted kind / keyword, score, seconds."""
-    from factlab.pipeline.logic import issues_of
+    from factlab.checkers.logic import issues_of
     from factlab.programs.logic import SOUND, earlier_text, score_verdict
     from factlab.rules.logic import LogicRules
 

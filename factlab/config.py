@@ -29,10 +29,12 @@ def _hydra_of_our_own() -> Iterator[None]:
 
 
 def compose_config(config_name: str, overrides: list[str] | None = None) -> DictConfig:
-    """Compose `conf/<config_name>.yaml` with Hydra overrides, resolving every interpolation (fails on ???)."""
+    """Compose `conf/<config_name>.yaml` with Hydra overrides; every interpolation is checked to resolve (fails on a
+    reference to nothing) but kept, as under `@hydra.main`: a value set after composing (tests, evaluate.py's
+    sources) reaches every node that refers to it (a checker's parts interpolate the shared ones)."""
     with _hydra_of_our_own():
         cfg = compose(config_name=config_name, overrides=list(overrides or []))
-    OmegaConf.resolve(cfg)
+    OmegaConf.to_container(cfg, resolve=True)
     return cfg
 
 

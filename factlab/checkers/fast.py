@@ -1,79 +1,102 @@
 """The fast checker: no generative LM call in the hot path.
 
 Rule-based paragraphs -> every sentence of the document judged check-worthy or not in ONE batch (the trained
-classifier) -> each check-worthy sentence is its claim, decontextualised deterministically
-(`factlab.checkers.claims`) -> the vertical of every claim in one batch -> the claim as its own query, retrieval of
-all claims concurrently -> every (claim, snippet) pair judged in one batch by the trained judge -> the consistency
-signal (numbers, units, percentages, years, names: `factlab.rules.consistency`) -> the business rules -> cards.
+classifier) -> each check-worthy sentence is its claim, decontextualised deterministically (`factlab.stages.rules`)
+-> the vertical of every claim in one batch -> the claim as its own query, retrieval of all claims concurrently ->
+every (claim, snippet) pair judged in one batch by the trained judge -> the consistency signal (numbers, units,
+percentages, years, names: `factlab.rules.consistency`) -> the business rules -> cards.
 
-It is a `Pipeline` with other stages, so its trace, its `fixed=` hooks, its cards and evaluate.py's scoring and
-attribution are the pipeline's. A batch that fails falls back to the claim-by-claim path, where one bad claim
-becomes an error card and the document goes on. The models are loaded once, when the checker is built.
+It is built of the same parts as every checker (`factlab.checkers.flow.Parts`: stages, retriever, verdict, layers),
+with its own stages (conf/checker/fast.yaml: classifiers and rule backends), so its trace, its `fixed=` hooks, its cards
+and evaluate.py's scoring and attribution are the shared flow's. A batch that fails falls back to the claim-by-claim
+path, where one bad claim becomes an error card and the document goes on. The models are loaded once, when the
+checker is built.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from tqdm import tqdm
 
-from factlab.checkers.claims import sentence_claims
+from factlab.cards.model import Report
+from factlab.checkers import flow
+from factlab.checkers.flow import Parts
+from factlab.checkers.layers import DocumentLayers
+from factlab.checkers.verdict import Verdict
+from factlab.matching.segment import sentence_rows, source_sentence
 from factlab.models.errors import classify_exception
-from factlab.pipeline.pipeline import Pipeline, sentence_rows, source_sentence
+from factlab.pipeline.meter import StageMeter
 from factlab.pipeline.trace import ClaimTrace, DocumentTrace, ParagraphTrace
 from factlab.programs.checkworthy import CLASSIFIER_LABELS as CHECKWORTHY_LABELS
 from factlab.programs.extract_claims import extraction_input
 from factlab.retrieval.encoders import CachedEncoder
 from factlab.schema import Judgment
+from factlab.stages.rules import sentence_claims
 
 logger = logging.getLogger(__name__)
 
 
-class FastChecker(Pipeline):
-    """The fast checker over built stages (`factlab.checkers.build.fast_stages`: classifiers for checkworthy,
-    vertical and judge; the deterministic splitter, sentence claims, grounded review and claim-as-query).
+class FastChecker:
+    """The fast checker over built parts (conf/checker/fast.yaml).
 
     Args:
-        stages, retriever, rules, k, sources, progress, skipped_sources, consistency, min_grounding: as `Pipeline`.
+        stages: stage name -> built stage: classifiers for checkworthy, vertical and judge (their `.module.classifier`
+            is called in batches); the deterministic splitter, sentence claims, grounded review and claim-as-query.
+        retriever, verdict, layers, name, progress: as `ProfessionalChecker`. The layers may not run an LM.
+        k: snippets searched per claim; only the top `max_snippets` of them are retrieved and judged.
         max_workers: claims retrieved concurrently.
         max_snippets: snippets judged per claim (the best-ranked first).
         snippet_tokens: each snippet's compression budget (None = the retrieval config's); the judge reads
             `max_length` tokens per window, so a shorter snippet is read in fewer windows.
+        min_grounding: share of a claim's content words its paragraph must hold (0 = off).
     """
 
-    name = "fast"
+    cache = None  # no claim cache: every claim costs a few milliseconds
 
-    def __init__(self, stages: Mapping[str, Any], retriever, rules, k: int = 5, max_workers: int = 4,
-                 max_snippets: int = 5, sources: list | None = None, progress: bool = True,
-                 skipped_sources: list[str] | None = None, consistency: Mapping[str, Any] | None = None,
-                 min_grounding: float = 0.5, snippet_tokens: int | None = None, routing=None,
-                 document_checks: Sequence[str] = (), verticals=None, logic=None, timeliness=None,
-                 typer=None) -> None:
+    def __init__(self, stages: Mapping[str, Any], retriever, verdict: Verdict, layers: DocumentLayers | None = None,
+                 name: str = "fast", k: int = 5, max_workers: int = 4, max_snippets: int = 5,
+                 snippet_tokens: int | None = None, min_grounding: float = 0.5, progress: bool = True) -> None:
+        layers = layers or DocumentLayers()
+        if layers.uses_lm():
+            raise ValueError("the fast checker runs no LM: use logic=rules or logic=off, and paragraph_typer=rules or "
+                             "a paragraph_type stage with backend=classifier (stage.paragraph_type.backend=classifier "
+                             "stage.paragraph_type.model=<a model of recipe=distill_paragraph_type>)")
+        self.parts = Parts(name, dict(stages), retriever, verdict, layers, StageMeter(None), progress)
         # only the snippets it judges are retrieved (and compressed): the top `max_snippets` of a search for `k`
-        super().__init__(stages, retriever, rules, student=None, k=min(k, max_snippets), max_workers=max_workers,
-                         context_chars=0, cache=None, sources=sources, progress=progress,
-                         skipped_sources=skipped_sources, consistency=consistency, min_grounding=min_grounding,
-                         routing=routing, document_checks=document_checks, verticals=verticals, logic=logic,
-                         timeliness=timeliness, typer=typer)
-        self.max_snippets, self.snippet_tokens = max_snippets, snippet_tokens
+        self.k, self.max_workers, self.max_snippets = min(k, max_snippets), max_workers, max_snippets
+        self.snippet_tokens, self.min_grounding = snippet_tokens, float(min_grounding)
         if not isinstance(retriever.encoder, CachedEncoder):  # claims and the chunks they share: embedded once
             retriever.encoder = CachedEncoder(retriever.encoder)
 
+    name = property(lambda self: self.parts.name)
+    stages = property(lambda self: self.parts.stages)
+    retriever = property(lambda self: self.parts.retriever)
+    meter = property(lambda self: self.parts.meter)
+    rules = property(lambda self: self.parts.verdict.rules)
+
     def _classifier(self, stage: str):
-        return self.stages[stage].classifier
+        stage = self.stages[stage]
+        return getattr(stage, "module", stage).classifier
+
+    def check(self, document: str, name: str = "document") -> Report:
+        return self.run(document, name=name).report
+
+    def assemble(self, paragraphs: list[dict], units: list[ParagraphTrace], name: str) -> DocumentTrace:
+        return flow.assemble(self.parts, paragraphs, units, name)
 
     # document-level -------------------------------------------------------------------------------------------
 
     def run(self, document: str, name: str = "document", fixed: Mapping[str, Any] | None = None) -> DocumentTrace:
         fixed = dict(fixed or {})
         if "checkworthy" not in fixed:
-            paragraphs = fixed["paragraphs"] if "paragraphs" in fixed else self.split(document)
+            paragraphs = fixed["paragraphs"] if "paragraphs" in fixed else flow.split(self.parts, document)
             fixed["paragraphs"] = paragraphs
             fixed["checkworthy"] = self.meter.call("checkworthy", self.checkworthy_all, paragraphs=paragraphs)
-        return super().run(document, name=name, fixed=fixed)
+        return flow.run_document(self.parts, document, name, fixed, self.paragraph, self.claims_phase)
 
     def checkworthy_all(self, paragraphs: list[dict]) -> list[list[dict]]:
         """Every sentence of every paragraph with its check-worthiness, from one batched classifier pass."""
@@ -88,10 +111,11 @@ class FastChecker(Pipeline):
             row.update(checkworthy=p[index] >= 0.5, reason=f"classifier p(checkworthy)={p[index]:.2f}")
         return rows
 
-    def _paragraph(self, index: int, paragraphs: list[dict], fixed: Mapping[str, Any]) -> ParagraphTrace:
-        """A paragraph's claims: each check-worthy sentence, decontextualised from the sentences before it."""
+    def paragraph(self, index: int, paragraphs: list[dict], fixed: Mapping[str, Any]) -> ParagraphTrace:
+        """A paragraph's claims: each check-worthy sentence, decontextualised from the sentences before it. Gold
+        claims (`fixed` extraction or review) go the stage way, through this checker's own stages."""
         if "extract_claims" in fixed or "review_claims" in fixed:
-            return super()._paragraph(index, paragraphs, fixed)
+            return self._gold_claims(index, paragraphs, fixed)
         rows = fixed["checkworthy"][index]
         unit = ParagraphTrace(sentences=rows, worthy=extraction_input(r["text"] for r in rows if r["checkworthy"]))
         claims = []
@@ -100,11 +124,18 @@ class FastChecker(Pipeline):
             if how:
                 rows[i]["decontextualised"] = how
         unit.drafts = list(claims)
-        claims = self.ground(unit, paragraphs[index]["text"], list(dict.fromkeys(claims)))
+        claims = flow.ground(unit, paragraphs[index]["text"], list(dict.fromkeys(claims)), self.min_grounding, logger)
         unit.claims = [ClaimTrace(f"p{index + 1}-c{i + 1}", c, source_sentence(c, rows)) for i, c in enumerate(claims)]
         return unit
 
+    def _gold_claims(self, index: int, paragraphs: list[dict], fixed: Mapping[str, Any]) -> ParagraphTrace:
+        return flow.stage_paragraph(self.parts, index, paragraphs, fixed, 0, self.min_grounding, logger)
+
     # claim-level: batched ------------------------------------------------------------------------------------
+
+    def process_claim(self, trace: ClaimTrace, fixed: Mapping[str, Any] | None = None) -> ClaimTrace:
+        """One claim, claim by claim (evaluate.py's attribution; the fallback of a failed batch)."""
+        return flow.check_claim(self.parts, trace, fixed, k=self.k)
 
     def claims_phase(self, todo: list[ClaimTrace]) -> None:
         """Vertical (one batch), retrieval (concurrent), judge (one batch over every pair), rules; a failed batch
@@ -118,7 +149,11 @@ class FastChecker(Pipeline):
                            classify_exception("judge", exc), len(todo))
             for trace in todo:
                 trace.card, trace.error = None, None
-            super().claims_phase(todo)
+            bar = tqdm(total=len(todo), desc="claims", unit="claim", disable=not self.parts.progress)
+            with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
+                for _ in pool.map(lambda t: (self.process_claim(t), bar.update(1)), todo):
+                    pass
+            bar.close()
 
     def _batched(self, todo: list[ClaimTrace]) -> None:
         texts = [t.text for t in todo]
@@ -127,7 +162,7 @@ class FastChecker(Pipeline):
             trace.vertical, trace.queries = vertical, [trace.text]
         encoder = self.retriever.encoder
         getattr(encoder, "encode_queries", encoder.encode)(texts)  # every claim's query vector in one batch
-        bar = tqdm(total=len(todo), desc="retrieval", unit="claim", disable=not self.progress)
+        bar = tqdm(total=len(todo), desc="retrieval", unit="claim", disable=not self.parts.progress)
 
         def retrieve(trace: ClaimTrace) -> None:
             try:
@@ -148,10 +183,11 @@ class FastChecker(Pipeline):
                 trace.judgments.append(Judgment(relation, p, f"classifier p={p:.2f}"))
         for trace in todo:
             if trace.error is not None:
-                self._error_card(trace)
+                flow.error_card(self.parts, trace)
                 continue
             try:
-                self.meter.call("rules", self.decide, trace=trace)
+                self.meter.call("rules", flow.decide, parts=self.parts, trace=trace)
             except Exception as exc:  # this claim's card fails, not the document
                 trace.error = classify_exception("rules", exc)
-                self._error_card(trace)
+                flow.error_card(self.parts, trace)
+

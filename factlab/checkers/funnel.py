@@ -93,15 +93,19 @@ class FunnelChecker:
     """The fast checker, then the professional one for the claims `policy` names.
 
     Args:
-        fast: the built fast checker (`factlab.checkers.fast.FastChecker`).
-        professional: the built LM pipeline (`factlab.pipeline.pipeline.Pipeline`).
-        policy: when a claim escalates.
+        fast: the fast checker (`factlab.checkers.fast.FastChecker`), or, with `retriever`, a factory of one.
+        professional: the professional checker (`factlab.checkers.professional.ProfessionalChecker`), or, with
+            `retriever`, a factory of one.
+        escalate: when a claim escalates.
+        retriever: the retriever both checkers share (conf/checker/funnel.yaml builds it once); None = `fast` and
+            `professional` are built checkers.
+        name: the checker's name on its report.
     """
 
-    name = "funnel"
-
-    def __init__(self, fast, professional, policy: FunnelPolicy) -> None:
-        self.fast, self.professional, self.policy = fast, professional, policy
+    def __init__(self, fast, professional, escalate: FunnelPolicy, retriever=None, name: str = "funnel") -> None:
+        if retriever is not None:
+            fast, professional = fast(retriever=retriever), professional(retriever=retriever)
+        self.fast, self.professional, self.policy, self.name = fast, professional, escalate, name
         self.retriever, self.rules, self.stages = fast.retriever, fast.rules, fast.stages
         self.meter = CombinedMeter(fast.meter, professional.meter)
 

@@ -18,7 +18,7 @@ from factlab.cards.build import build_report
 from factlab.cards.html import write_report_html
 from factlab.cards.model import write_cards_json
 from factlab.checkers.build import build_checker, checker_name
-from factlab.pipeline.pipeline import checkable_sentences
+from factlab.matching.segment import checkable_sentences
 from factlab.runtime import configure_lm_cache, prepare_offline_env
 from factlab.textio import InputError, read_text_file
 from factlab.tracking.run import tracked_run
@@ -46,7 +46,7 @@ def run(cfg: DictConfig) -> dict:
             costs, cache_hits, issues, load_s, check_s = {}, None, [], 0.0, 0.0
         else:
             loading = time.perf_counter()
-            checker = build_checker(cfg, store=track.tracking_uri)
+            checker = build_checker(cfg)
             load_s = time.perf_counter() - loading
             for issue in checker.retriever.issues:
                 print(f"warning: source skipped: {issue}")

@@ -131,9 +131,9 @@ def run(cfg: DictConfig, worker: type = CheckerWorker) -> dict[str, Any]:
     `worker` is the actor class (tests pass one holding a fake checker); with the default the sources' index is built
     once here, before the workers read it."""
     import ray
+    from hydra.utils import instantiate
 
     from factlab.atomic import write_json
-    from factlab.checkers.build import build_retriever
 
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -144,7 +144,7 @@ def run(cfg: DictConfig, worker: type = CheckerWorker) -> dict[str, Any]:
     documents = read_documents(cfg.input, cfg.max_document_chars)
     settings = cfg.checker.ray
     if worker is CheckerWorker:
-        build_retriever(cfg)  # the index once, before the workers read it
+        instantiate(cfg.retriever)  # the index once, before the workers read it
     started = time.perf_counter()
     ray.init(address=settings.address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False,
              runtime_env={"env_vars": _worker_env()}, **({} if settings.address else {"num_cpus": os.cpu_count()}))

@@ -1,8 +1,8 @@
 """Evaluate a built pipeline on cases with per-stage gold: run each case, line the run up with the gold, score every
 stage with its own scoring core, attribute every wrong final label (both methods), and meter the cost per phase.
 
-`evaluate_cases` takes a built `Pipeline` (real stages or test fakes) and returns plain records; factlab/evals/job.py
-builds the pipeline from config and logs the records.
+`evaluate_cases` takes a built checker (`factlab.checkers.base.Checker`: real stages or test fakes) and returns plain
+records; factlab/evals/job.py builds the checker from config and logs the records.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 import dspy
 from tqdm import tqdm
 
+from factlab.checkers.base import Checker
 from factlab.evals.alignment import ItemState, RunView, align, gold_paragraph_of, is_placeholder
 from factlab.evals.attribution import (
     NO_OP,
@@ -30,7 +31,6 @@ from factlab.evals.gold import claim_offset, gold_claims, gold_spans
 from factlab.matching.claims import ClaimMatcher
 from factlab.matching.segment import containing
 from factlab.models.errors import classify_exception
-from factlab.pipeline.pipeline import Pipeline
 from factlab.pipeline.trace import CLAIM_STAGES, DOC_STAGES
 from factlab.programs import checkworthy as checkworthy_program
 from factlab.programs import judge as judge_program
@@ -68,7 +68,7 @@ def _costs_delta(after: dict, before: dict) -> dict:
             for stage, costs in after.items()}
 
 
-def evaluate_cases(pipeline: Pipeline, cases: Sequence[dict], matcher: ClaimMatcher, settings: EvalSettings,
+def evaluate_cases(pipeline: Checker, cases: Sequence[dict], matcher: ClaimMatcher, settings: EvalSettings,
                    sources: Mapping[str, object]) -> Evaluation:
     """Run, score and attribute every case.
 
@@ -125,7 +125,7 @@ def evaluate_cases(pipeline: Pipeline, cases: Sequence[dict], matcher: ClaimMatc
 # --- scoring ------------------------------------------------------------------------------------------------------
 
 
-def score_case(case: dict, view: RunView, matcher: ClaimMatcher, settings: EvalSettings, pipeline: Pipeline,
+def score_case(case: dict, view: RunView, matcher: ClaimMatcher, settings: EvalSettings, pipeline: Checker,
                search_gold_queries) -> dict:
     """One case's per-stage scores (each from its stage's scoring core) and its per-item records."""
     trace = view.trace
@@ -193,7 +193,7 @@ def score_item(item: ItemState, settings: EvalSettings, search_gold_queries) -> 
     return out
 
 
-def judge_gold_evidence(pipeline: Pipeline, case: dict, record: dict) -> None:
+def judge_gold_evidence(pipeline: Checker, case: dict, record: dict) -> None:
     """The judge on the gold claim with its gold evidence (its score given perfect upstream stages)."""
     by_id = {c["claim_id"]: c for c in gold_claims(case)}
     for item in record["items"]:
@@ -236,7 +236,7 @@ def paragraph_flags(case: dict, trace) -> list[dict]:
 # --- attribution --------------------------------------------------------------------------------------------------
 
 
-def attribute_case(pipeline: Pipeline, case: dict, view: RunView, matcher: ClaimMatcher, settings: EvalSettings,
+def attribute_case(pipeline: Checker, case: dict, view: RunView, matcher: ClaimMatcher, settings: EvalSettings,
                    sources: Mapping[str, object], search_gold_queries) -> list[dict]:
     """Both blames for every bad item of one case, as table rows."""
     bad = [item for item in view.items.values() if item.bad]

@@ -94,7 +94,7 @@ def _evaluate(cfg: DictConfig, cases: list[dict], store: str | None):
     from factlab.matching.claims import usable_encode
 
     sources = cfg.sources or str(corpus_folder(cases, cfg.dataset, Path(cfg.cache_dir) / "eval_corpus"))
-    pipeline = build_checker(OmegaConf.merge(cfg, {"sources": sources}), store=store)
+    pipeline = build_checker(cfg, retriever=OmegaConf.merge(cfg.retriever, {"sources": sources}))
     retriever = pipeline.retriever
     for issue in retriever.issues:
         logger.warning("source skipped: %s: %s", issue.path, issue.reason)

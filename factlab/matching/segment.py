@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from factlab.matching.text import similarity
+
 # A sentence ends at . ! ? ; followed by space, or at a Chinese 。！？； (closing quotes/brackets stay with it).
 _SENTENCE_END_RE = re.compile(r"(?:[.!?]+[\"'”’)\]]*(?=\s)|[。！？；]+[”’」』）)\]]*)")
 _PARAGRAPH_BREAK_RE = re.compile(r"\n[ \t\r\f\v]*\n\s*")
@@ -113,3 +115,44 @@ def join_sentences(sentences: Sequence[str]) -> str:
             continue
         out += ("" if not out or _CJK_END_RE.fullmatch(out[-1]) else " ") + sentence
     return out
+
+
+def sentence_rows(paragraph: dict) -> list[dict]:
+    """The sentences of a paragraph as rows {"text", "start", "end"} (document offsets), headings skipped."""
+    return [{"text": paragraph["text"][a:b].strip(), "start": paragraph["start"] + a, "end": paragraph["start"] + b}
+            for a, b in line_sentence_spans(paragraph["text"])]
+
+
+def checkable_sentences(document: str) -> bool:
+    r"""Whether a document has any sentence to check (Markdown headings alone state no claim).
+
+    >>> checkable_sentences("# Title\n\n## Part two"), checkable_sentences("# Title\nIt rose 2% in 2020.")
+    (False, True)
+    """
+    return bool(line_sentence_spans(document))
+
+
+def line_sentence_spans(text: str) -> list[tuple[int, int]]:
+    r"""Sentence spans of a paragraph, line by line, skipping Markdown headings (titles state no claim).
+
+    >>> t = "# Title\nFirst one. Second one.\n- item three"
+    >>> [t[a:b] for a, b in line_sentence_spans(t)]
+    ['First one.', 'Second one.', 'item three']
+    """
+    spans, pos = [], 0
+    for line in text.splitlines(keepends=True):
+        start, pos = pos, pos + len(line)
+        body = line.strip()
+        if not body or body.startswith("#"):
+            continue
+        marker = re.match(r"\s*([-*+]|\d+[.)])\s+", line)
+        offset = start + (marker.end() if marker else 0)
+        spans += [(offset + a, offset + b) for a, b in sentence_spans(text[offset:pos])
+                  if text[offset + a:offset + b].strip()]
+    return spans
+
+
+def source_sentence(claim: str, rows: list[dict]) -> str:
+    """The check-worthy sentence a claim most likely came from (highest token overlap)."""
+    worthy = [r["text"] for r in rows if r["checkworthy"]] or [r["text"] for r in rows]
+    return max(worthy, key=lambda s: similarity(claim, s), default="")

@@ -26,8 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from omegaconf import OmegaConf
 
 from factlab.matching.text import reuse_blocker
+from factlab.runtime import cache_root
 from factlab.schema import normalise_text
 
 logger = logging.getLogger(__name__)
@@ -46,7 +48,7 @@ def fingerprint(parts: dict) -> str:
 
 # The packages whose code decides a claim's card: a change to any of them is another setup.
 _DECIDING_CODE = ("programs", "stages", "retrieval", "rules", "cards", "matching", "untrusted.py", "schema.py",
-                  "pipeline/pipeline.py")
+                  "checkers", "judge")
 
 
 @functools.cache
@@ -180,3 +182,45 @@ class ClaimCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+# Fields of an LM config that change how it runs, not what it answers: left out of the claim cache's setup.
+_LM_RUNTIME_KEYS = frozenset({"port", "n_threads", "timeout_s", "num_retries", "start_timeout_s", "reuse_running",
+                              "cache"})
+
+
+class ClaimCacheSettings:
+    """The claim cache of a checker, as configured (conf/checker/professional.yaml `claim_cache`, with
+    `_recursive_: false`: `decides` arrives as config data, never built). `open` makes the cache once the checker's
+    parts are built, keyed by everything that decides a claim's card.
+
+    Args:
+        enabled: false = no cache.
+        near_threshold: MiniLM cosine at which two claims count as the same.
+        decides: the settings that decide a card (the student's config, retrieval, business rules, k, verticals,
+            timeliness), as config.
+        path: the cache file; None = <cache root>/claims.sqlite.
+    """
+
+    def __init__(self, enabled: bool, near_threshold: float, decides, path: str | None = None) -> None:
+        self.enabled, self.near_threshold, self.path = bool(enabled), float(near_threshold), path
+        self.decides = OmegaConf.to_container(decides, resolve=True) if not isinstance(decides, dict) else decides
+
+    def open(self, student, retriever, stages: dict, routed: dict) -> ClaimCache | None:
+        """The cache for these built parts (None when off): its setup fingerprints the stages with the content of
+        their compiled programs and trained models, the LM, the index's files, every setting in `decides`, and the
+        code of the packages that decide a verdict."""
+        if not self.enabled:
+            return None
+        decides = dict(self.decides)
+        lm = {k: v for k, v in (decides.pop("student", None) or {}).items() if k not in _LM_RUNTIME_KEYS}
+        setup = fingerprint({
+            "stages": {name: getattr(stage, "identity", None) for name, stage in stages.items()},
+            **({"by_vertical": {stage: {v: s.identity for v, s in programs.items()} for stage, programs
+                                in routed.items()}} if routed else {}),  # absent when unused
+            "lm": {**lm, "info": {k: v for k, v in (student.info if student else {}).items() if k != "port"}},
+            "index": fingerprint(retriever.index.manifest["files"]),
+            **decides, "code": code_fingerprint(),
+        })
+        path = Path(self.path) if self.path else cache_root() / "claims.sqlite"
+        return ClaimCache(path, setup, embed=retriever.encoder.encode, threshold=self.near_threshold)

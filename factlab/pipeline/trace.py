@@ -53,7 +53,7 @@ class ParagraphTrace:
     claims: list[ClaimTrace] = field(default_factory=list)  # reviewed claims (or the placeholder error card)
     ungrounded: list[str] = field(default_factory=list)  # reviewed claims dropped: their paragraph does not state them
     paragraph_type: str = ""  # the routing table's type ("" = not routed)
-    layers: list[str] = field(default_factory=list)  # the layers that check it (Pipeline.route)
+    layers: list[str] = field(default_factory=list)  # the layers that check it (DocumentLayers.route)
     logic: list = field(default_factory=list)  # the logic layer's findings (factlab.rules.logic.LogicIssue)
 
     def real_claims(self) -> list[ClaimTrace]:

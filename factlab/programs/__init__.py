@@ -5,8 +5,8 @@ Each stage module exposes: its Signature(s), the dspy.Module, `_score(gold, pred
 """
 
 # The claim pipeline's seven stages. The layers' stages (LAYER_STAGES: the paragraph typer and the logic layer) are
-# built apart, by factlab.pipeline.build (build_typer, build_logic), and optimized like any of these
-# (optimize.py stage=logic dataset=logic_gold; stage=paragraph_type dataset=paragraph_types).
+# built as parts of the document layers (conf/pipeline/default.yaml `layers`, conf/logic/stage.yaml), and optimized
+# like any of these (optimize.py stage=logic dataset=logic_gold; stage=paragraph_type dataset=paragraph_types).
 STAGES: tuple[str, ...] = (
     "paragraphs", "checkworthy", "extract_claims", "review_claims", "vertical", "query_rewrite", "judge",
 )

@@ -8,20 +8,24 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from omegaconf import OmegaConf
 from rank_bm25 import BM25Okapi
 
 from factlab.retrieval.compress import compress
 from factlab.retrieval.encoders import Encoder
 from factlab.retrieval.fusion import inverse_document_frequencies, lexical_coverage, reciprocal_rank_fusion
 from factlab.retrieval.index import BuildReport, Index, build_index
+from factlab.retrieval.ingest import check_folder
 from factlab.retrieval.records import IngestIssue
 from factlab.retrieval.tiers import TierTables
 from factlab.retrieval.tokenizer import tokenize
+from factlab.runtime import cache_root
 from factlab.schema import Evidence, normalise_text
 
 logger = logging.getLogger(__name__)
@@ -97,6 +101,14 @@ class Retriever:
             progress=cfg.index.progress,
         )
         return cls(index, encoder, SearchSettings(**cfg.search), CompressSettings(**cfg.compress), report)
+
+    @classmethod
+    def over_folder(cls, sources: str | Path, index_dir: str | Path | None, settings) -> Retriever:
+        """The retriever of a checker (conf/pipeline/default.yaml `retriever`): a missing or empty `sources` folder is
+        a clear error before any model loads; `index_dir` None = a cache folder keyed by the sources path."""
+        check_folder(Path(sources))
+        settings = OmegaConf.create(settings) if isinstance(settings, dict) else settings
+        return cls.build(Path(sources), Path(index_dir) if index_dir else default_index_dir(sources), settings)
 
     @classmethod
     def open(cls, index_dir: str | Path, cfg, encoder: Encoder | None = None) -> Retriever:
@@ -252,3 +264,9 @@ class Retriever:
             end=end,
             corroborated_by=[domain for domain in domains if domain != source.domain] if len(domains) >= 2 else [],
         )
+
+
+def default_index_dir(sources: str | Path) -> Path:
+    """The index folder of a sources folder when none is configured: <cache root>/index/<hash of its path>."""
+    key = hashlib.sha256(str(Path(sources).resolve()).encode()).hexdigest()[:12]
+    return cache_root() / "index" / key

@@ -1,8 +1,12 @@
-"""Build a stage from its conf/stage/<name>.yaml: the DSPy program (optionally with compiled JSON state from
-optimize.py), or, with `backend=classifier`, a trained classifier that answers with the same output fields.
+"""A stage is one concept with backends, all in its conf/stage/<name>.yaml: `program` (the DSPy program on the LM,
+optionally with compiled JSON state from optimize.py), `classifier` (a trained model answering with the same output
+fields) and, where one exists, `rules` (a deterministic module, `factlab.stages.rules`). `backend=` picks one.
 
-Every consumer (verify, evaluate, optimize, the LM teacher, the CLI) builds stages here, and every compiled-program
-reference is resolved here, by factlab.tracking.refs, so a ref means the same program everywhere.
+The node is its own builder: `_target_: factlab.stages.build.build_stage` (with `_recursive_: false`, so only the chosen
+backend is instantiated), which returns a `Stage`: the built module with its name, backend and identity (what decides
+its answers, for the claim cache and run records). Every consumer (verify, evaluate, optimize, the LM teacher, the CLI)
+builds stages here, and every compiled-program reference is resolved here, by factlab.tracking.refs, so a ref means the
+same program everywhere.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import dspy
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from factlab.stages.routed import ROUTED_FIELDS
 from factlab.tracking.refs import resolve_compiled, resolve_model
 
 
@@ -34,7 +39,11 @@ def _classifier(stage_cfg: DictConfig):
     return instantiate(stage_cfg.classifier, model=stage_cfg.model)
 
 
-_BACKENDS = {"program": _program, "classifier": _classifier}
+def _rules(stage_cfg: DictConfig):
+    return instantiate(stage_cfg.rules)
+
+
+_BACKENDS = {"program": _program, "classifier": _classifier, "rules": _rules}
 
 
 def stage_identity(stage_cfg: DictConfig, compiled: str | None = None, store: str | None = None) -> dict:
@@ -90,8 +99,8 @@ def build_program(stage_cfg: DictConfig, compiled: str | None = None, store: str
         raise CompiledProgramError(
             f"stage {stage_cfg.name!r}: unknown backend {stage_cfg.backend!r}; expected one of {sorted(_BACKENDS)}"
         )
-    if stage_cfg.backend == "classifier" and "classifier" not in stage_cfg:
-        raise CompiledProgramError(f"stage {stage_cfg.name!r} has no classifier backend")
+    if stage_cfg.backend != "program" and not OmegaConf.select(stage_cfg, stage_cfg.backend):
+        raise CompiledProgramError(f"stage {stage_cfg.name!r} has no {stage_cfg.backend} backend")
     program = _BACKENDS[stage_cfg.backend](stage_cfg)
     if compiled:
         path = resolve_compiled(compiled, stage_cfg.name, store)
@@ -100,3 +109,56 @@ def build_program(stage_cfg: DictConfig, compiled: str | None = None, store: str
         except Exception as exc:  # DSPy raises several types for state that does not fit
             raise CompiledProgramError(f"{path} is not a compiled {stage_cfg.name!r} program: {exc}") from exc
     return program
+
+
+class Stage:
+    """A built stage: call it with the stage's input fields, it answers with its output fields (a dspy.Prediction).
+
+    Attributes:
+        name: the stage (conf/stage/<name>.yaml).
+        backend: program | classifier | rules.
+        module: the built module (the DSPy program, the classifier's module, the rule module).
+        identity: what decides its answers (`stage_identity`).
+    """
+
+    def __init__(self, name: str, backend: str, module, identity: dict) -> None:
+        self.name, self.backend, self.module, self.identity = name, backend, module, identity
+
+    def __call__(self, **inputs):
+        return self.module(**inputs)
+
+    def __repr__(self) -> str:
+        return f"Stage({self.name!r}, backend={self.backend!r})"
+
+
+def build_stage(**node) -> Stage:
+    """The `_target_` of every conf/stage/<name>.yaml (instantiated with `_recursive_: false`): the stage per its
+    `backend`, with the compiled program `compiled` names loaded into a program backend.
+
+    Keys of the node: name, backend, model, compiled (a compiled-program reference, or null), store (the MLflow store
+    references are looked up in; null = the store rule), and one node per backend (program, classifier, rules).
+    """
+    stage_cfg = OmegaConf.create({k: v for k, v in node.items() if k not in ("compiled", "store")})
+    compiled, store = node.get("compiled"), node.get("store")
+    compiled = compiled if stage_cfg.backend == "program" else None
+    return Stage(str(stage_cfg.name), str(stage_cfg.backend), build_program(stage_cfg, compiled, store),
+                 stage_identity(stage_cfg, compiled, store))
+
+
+def per_vertical(stages, refs, store: str | None = None) -> dict[str, dict[str, Stage]]:
+    """A compiled program per vertical (`by_vertical.<stage>: {vertical: ref}`, optimize.py vertical=<v>): stage ->
+    vertical -> the stage built with that vertical's program. Stages with no mapping are left out.
+
+    Args:
+        stages: the `stage` config (stage name -> its node), as config or plain dicts.
+        refs: stage -> {vertical: compiled-program reference}.
+        store: the MLflow store references are looked up in.
+    """
+    refs = {str(stage): mapping for stage, mapping in (refs or {}).items() if mapping}
+    for stage in refs:
+        if stage not in ROUTED_FIELDS:
+            raise ValueError(f"by_vertical.{stage}: only {', '.join(ROUTED_FIELDS)} can have a program per vertical")
+    stages = OmegaConf.to_container(OmegaConf.create(stages), resolve=True)
+    return {str(stage): {str(v): build_stage(**{**stages[stage], "compiled": ref, "store": store})
+                         for v, ref in mapping.items()}
+            for stage, mapping in refs.items()}

@@ -1,12 +1,15 @@
 """A stage with one program per vertical (e.g. a GEPA-compiled extract_claims per vertical): the vertical stage
 classifies the input text, and the program compiled for that vertical answers; a vertical without one gets the shared
-program. Built by factlab.pipeline.build from `by_vertical.<stage>` (conf/pipeline/default.yaml)."""
+program. Built by the professional checker from `by_vertical.<stage>` (conf/checker/professional.yaml `routed`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 import dspy
+
+# stage -> the input field whose text the vertical stage classifies, for the stages that can have a program per vertical
+ROUTED_FIELDS = {"extract_claims": "paragraph"}
 
 
 class ByVertical(dspy.Module):

@@ -9,17 +9,17 @@ import dataclasses
 
 import dspy
 import pytest
+from checker_support import fast as fast_checker
+from checker_support import professional as professional_checker
 
 from factlab.cards.model import ClaimCard
 from factlab.checkers.build import CHECKERS, checker_name
-from factlab.checkers.claims import ClaimQueries, GroundedReview, SentenceClaims
-from factlab.checkers.fast import FastChecker
 from factlab.checkers.funnel import FunnelChecker, FunnelPolicy
 from factlab.config import compose_config
-from factlab.pipeline.pipeline import Pipeline
 from factlab.programs.paragraphs import ParagraphSplitter
 from factlab.schema import RELATIONS, Judgment
 from factlab.stages.classifiers import CheckworthyClassifier, JudgeClassifier, VerticalModel
+from factlab.stages.rules import ClaimQueries, GroundedReview, SentenceClaims
 
 DOC = (
     "# Penicillin\n\nPenicillin is an antibiotic. It was discovered by Alexander Fleming in 1938 at St Mary's "
@@ -80,9 +80,8 @@ def rules(default_rules):
 
 
 def fast(retriever, rules, **kw):
-    return FastChecker(fast_stages(**kw), retriever, rules, k=3, max_workers=2,
-                       sources=list(retriever.index.sources.values()), progress=False,
-                       consistency={"max_tier": 1, "min_overlap": 0.6})
+    return fast_checker(fast_stages(**kw), retriever, rules, k=3, max_workers=2, progress=False,
+                        consistency={"max_tier": 1, "min_overlap": 0.6})
 
 
 def lm_stages(extract=None):
@@ -104,8 +103,8 @@ def lm_stages(extract=None):
 
 
 def professional(retriever, rules, extract=None):
-    return Pipeline(lm_stages(extract), retriever, rules, student=None, k=3, max_workers=2,
-                    sources=list(retriever.index.sources.values()), progress=False, paragraph_workers=2)
+    return professional_checker(lm_stages(extract), retriever, rules, k=3, max_workers=2, progress=False,
+                                paragraph_workers=2)
 
 
 def test_fast_checker_batches_decontextualises_and_catches_the_wrong_year(retriever, rules):
@@ -128,7 +127,7 @@ def test_fast_checker_batches_decontextualises_and_catches_the_wrong_year(retrie
 
 def test_fast_checker_without_consistency_trusts_the_classifier(retriever, rules):
     checker = fast(retriever, rules)
-    checker.consistency = None
+    checker.parts.verdict.consistency = None
     assert checker.check(DOC).paragraphs[0].claims[1].label == "correct"
 
 
@@ -245,9 +244,8 @@ def test_professional_checks_unverifiable_claims_again_with_the_multi_round_agen
                {"relation": "contradict", "confidence": 0.9, "chunk_ids": ["nih-pen#p1-c1"]},
                step("Mount Kestrel height survey"),
                {"relation": "support", "confidence": 0.9, "chunk_ids": ["no-such#p1-c1"]}]
-    checker = Pipeline(lm_stages(), retriever, rules, student=None, k=3, max_workers=1,
-                       sources=list(retriever.index.sources.values()), progress=False,
-                       agent=partial(MultiRoundChecker, max_rounds=1), agent_when=["unverifiable"])
+    checker = professional_checker(lm_stages(), retriever, rules, k=3, max_workers=1, progress=False,
+                                   agent=partial(MultiRoundChecker, max_rounds=1), agent_when=["unverifiable"])
     dspy.configure(lm=DummyLM(answers))  # global: the claims run in worker threads (no student handle here)
     try:
         report = checker.check(DOC)
@@ -270,6 +268,6 @@ def test_professional_checks_unverifiable_claims_again_with_the_multi_round_agen
     (["样品共1935克。"], "同年，研究院发布了处理器。", "同年，研究院发布了处理器。"),  # no year written as a year
 ])
 def test_that_year_takes_a_year_not_a_measurement(before, sentence, claim):
-    from factlab.checkers.claims import sentence_claim
+    from factlab.stages.rules import sentence_claim
 
     assert sentence_claim(sentence, before)[0] == claim

@@ -12,13 +12,14 @@ from omegaconf import OmegaConf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # eval_world, for Hydra's _target_
 
+from checker_support import professional  # noqa: E402
 from eval_world import fake_stages, write_world  # noqa: E402
 
+from factlab.checkers.professional import ProfessionalChecker  # noqa: E402
 from factlab.config import compose_config  # noqa: E402
 from factlab.data.cases import load_cases  # noqa: E402
 from factlab.evals.evaluation import EvalSettings  # noqa: E402
 from factlab.matching.claims import ClaimMatcher  # noqa: E402
-from factlab.pipeline.pipeline import Pipeline  # noqa: E402
 from factlab.retrieval.encoders import HashingEncoder  # noqa: E402
 from factlab.retrieval.retriever import Retriever  # noqa: E402
 
@@ -53,9 +54,8 @@ def rules(base_cfg):
 
 @pytest.fixture
 def make_pipeline(retriever, rules):
-    def make(broken: dict[str, str] | None = None) -> Pipeline:
-        return Pipeline(fake_stages(broken), retriever, rules, student=None, k=5, max_workers=2,
-                        sources=list(retriever.index.sources.values()), progress=False)
+    def make(broken: dict[str, str] | None = None) -> ProfessionalChecker:
+        return professional(fake_stages(broken), retriever, rules, k=5, max_workers=2, progress=False)
 
     return make
 

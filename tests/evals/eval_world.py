@@ -12,7 +12,7 @@ from pathlib import Path
 
 import dspy
 
-from factlab.pipeline.pipeline import _sentence_spans
+from factlab.matching.segment import line_sentence_spans
 from factlab.programs.paragraphs import ParagraphSplitter
 from factlab.schema import Judgment, normalise_text
 
@@ -145,7 +145,7 @@ def fake_stage(name: str, world: str | None = None, broken: str | None = None):
         return dspy.Prediction(checkworthy=gold.sentences.get(normalise_text(text), True), reason="rule")
 
     def extract(paragraph, context=""):
-        spans = [paragraph[a:b] for a, b in _sentence_spans(paragraph)]
+        spans = [paragraph[a:b] for a, b in line_sentence_spans(paragraph)]
         claims = [gold.sentence_claims[normalise_text(s)] for s in spans if normalise_text(s) in gold.sentence_claims]
         return dspy.Prediction(claims=claims[:-1] if broken == "drop_last" else claims)
 

@@ -69,9 +69,9 @@ def test_counterfactual_says_several_when_two_independent_substitutions_each_fix
     judgments fix it, neither changing the other's output (`several`); for the medical claim only the judgments do,
     and no stage is off its first-failure threshold (`rules`)."""
     import dspy
+    from checker_support import professional
     from eval_world import fake_stages
 
-    from factlab.pipeline.pipeline import Pipeline
     from factlab.schema import Judgment
 
     stages = fake_stages()
@@ -82,8 +82,7 @@ def test_counterfactual_says_several_when_two_independent_substitutions_each_fix
                                           exact_judge(claim=claim, evidence=evidence).judgments])
 
     stages.update(judge=timid_judge, vertical=lambda claim: dspy.Prediction(vertical="medical", confidence=0.9))
-    pipeline = Pipeline(stages, retriever, make_pipeline().rules, student=None, k=5, progress=False,
-                        sources=list(retriever.index.sources.values()))
+    pipeline = professional(stages, retriever, make_pipeline().rules, k=5, progress=False)
     evaluation = evaluate_cases(pipeline, cases, matcher, settings, retriever.index.sources)
     blamed = {r["claim"]: (r["first_failure"], r["counterfactual"], r["fixers"]) for r in evaluation.attribution}
     assert blamed == {

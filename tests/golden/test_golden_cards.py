@@ -34,9 +34,10 @@ RUNS = {
 
 
 def canonical(cards: dict) -> dict:
-    """cards.json without what differs between two runs of the same code: where it ran and how long it took."""
+    """cards.json without what differs between two runs of the same code: where and when it ran, how long it took."""
     cards = json.loads(json.dumps(cards))
     cards.pop("document", None)
+    cards.pop("created", None)
     funnel = cards.get("summary", {}).get("funnel")
     if funnel:
         funnel.pop("fast_s", None)
@@ -58,7 +59,7 @@ def test_cards_match_the_recorded_run(name, tmp_path, monkeypatch):
     if os.environ.get("FACTLAB_GOLDEN_WRITE") == "1":
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(got, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    want = json.loads(path.read_text(encoding="utf-8"))
+    want = canonical(json.loads(path.read_text(encoding="utf-8")))
     assert not (diffs := differences(got, want)), f"{name}: cards differ from {path} (module docstring):\n" + "\n".join(
         diffs[:20])
 

@@ -7,11 +7,14 @@ from __future__ import annotations
 import dspy
 import pytest
 from dspy.utils.dummies import DummyLM
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
 
+from factlab.checkers.professional import ProfessionalChecker
+from factlab.checkers.verdict import Verdict
 from factlab.config import compose_config
 from factlab.data.registry import load_dataset
 from factlab.optimize.examples import EmptySplitError, stage_splits
-from factlab.pipeline.build import build_stages
 from factlab.stages.build import build_program
 from factlab.stages.routed import ByVertical
 
@@ -22,11 +25,11 @@ def test_by_vertical_builds_one_program_per_named_vertical(tmp_path):
     medical.extract.signature = medical.extract.signature.with_instructions("MEDICAL RULEBOOK: extract claims.")
     medical.save(str(tmp_path / "medical.json"))
     cfg.by_vertical.extract_claims = {"medical": str(tmp_path / "medical.json")}
-    stages = build_stages(cfg)
+    stages = _checker(cfg).stages
     routed = stages["extract_claims"]
     assert isinstance(routed, ByVertical) and routed.classify is stages["vertical"]
-    assert routed.programs["medical"].extract.signature.instructions.startswith("MEDICAL RULEBOOK")
-    assert not routed.shared.extract.signature.instructions.startswith("MEDICAL RULEBOOK")
+    assert routed.programs["medical"].module.extract.signature.instructions.startswith("MEDICAL RULEBOOK")
+    assert not routed.shared.module.extract.signature.instructions.startswith("MEDICAL RULEBOOK")
     lm = DummyLM([{"vertical": "medical", "confidence": "0.9"}, {"claims": ["Drug X lowers fever."]}])
     with dspy.context(lm=lm):
         out = routed(paragraph="Drug X lowers fever.", context="")
@@ -36,8 +39,16 @@ def test_by_vertical_builds_one_program_per_named_vertical(tmp_path):
 
 def test_by_vertical_refuses_a_stage_that_cannot_be_routed():
     cfg = compose_config("verify", ["input=x", "sources=y", "+by_vertical.judge={medical: x.json}"])
-    with pytest.raises(ValueError, match="by_vertical.judge"):
-        build_stages(cfg)
+    with pytest.raises(InstantiationException, match="by_vertical.judge: only extract_claims"):
+        _checker(cfg)
+
+
+def _checker(cfg) -> ProfessionalChecker:
+    """The professional checker's stages and routed programs as its config builds them (no retriever, no LM)."""
+    node = compose_config("verify", ["input=x", "sources=y", "checker=professional"]).checker
+    stages = {name: instantiate(cfg.stage[name]) for name in node.stages}
+    routed = instantiate(node.routed, stages=cfg.stage, refs=cfg.by_vertical)
+    return ProfessionalChecker(stages, None, Verdict(instantiate(cfg.business)), routed=routed)
 
 
 def test_vertical_examples_come_from_the_same_split():

@@ -4,13 +4,13 @@ exception), and the deterministic consistency layer's findings as cards beside t
 from __future__ import annotations
 
 import pytest
+from checker_support import professional, route
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from factlab.cards.html import render_html
 from factlab.cards.model import Report
 from factlab.config import compose_config
-from factlab.pipeline.pipeline import Pipeline
 from factlab.rules.document import KINDS, consistency_findings
 from factlab.rules.routing import Routing
 
@@ -53,8 +53,8 @@ def test_routing_keeps_facts_off_a_limitations_paragraph_and_findings_become_car
     stages = {name: _NoLM() for name in ("paragraphs", "checkworthy", "extract_claims", "review_claims", "vertical",
                                          "query_rewrite", "judge")}
     retriever = hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}])
-    pipeline = Pipeline(stages, retriever, default_rules, None, progress=False, routing=instantiate(cfg.routing),
-                        document_checks=list(cfg.document_checks))
+    pipeline = professional(stages, retriever, default_rules, progress=False, routing=instantiate(cfg.routing),
+                            document_checks=list(cfg.document_checks))
     rows[1] = [{"text": paragraphs[1]["text"], "checkworthy": True, "reason": "test"}]
     report = pipeline.run(document, fixed={"paragraphs": paragraphs, "checkworthy": rows}).report
     method, limits = report.paragraphs
@@ -73,9 +73,9 @@ def test_routing_keeps_facts_off_a_limitations_paragraph_and_findings_become_car
 
 def test_without_routing_every_paragraph_gets_facts_and_consistency(default_rules, hashing_retriever):
     cfg = compose_config("verify", ["input=x", "sources=y"])
-    pipeline = Pipeline({}, hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}]), default_rules, None,
-                        routing=instantiate(cfg.routing), document_checks=[])
-    assert pipeline.route("One limitation is the sample.") == ("any", ["facts"])  # consistency layer off: not listed
+    pipeline = professional({}, hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}]), default_rules,
+                            routing=instantiate(cfg.routing), document_checks=[])
+    assert route(pipeline, "One limitation is the sample.") == ("any", ["facts"])  # consistency layer off: not listed
 
 
 def test_the_consistency_layer_holds_on_its_gold():
@@ -91,9 +91,9 @@ def test_routing_per_business_merges_its_overrides_and_names_a_bad_one(default_r
     cfg = compose_config("verify", ["input=x", "sources=y", "routing=default", "business=medical"])
     routing = instantiate(cfg.routing)
     rules = instantiate(cfg.business)
-    pipeline = Pipeline({}, hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}]), rules, None,
-                        routing=routing, document_checks=["unit_format"])
-    assert pipeline.route("One limitation is the small sample.") == ("limitations", ["facts", "consistency"])
+    pipeline = professional({}, hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}]), rules,
+                            routing=routing, document_checks=["unit_format"])
+    assert route(pipeline, "One limitation is the small sample.") == ("limitations", ["facts", "consistency"])
     assert routing.layers_for("One limitation is the small sample.")[1] == ["logic", "consistency"]
     table = {k: v for k, v in OmegaConf.to_container(cfg.routing).items() if k not in ("_target_", "_convert_")}
     with pytest.raises(ValueError, match="by_business.medical.appendix is not one of the types"):

@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import dspy
 import pytest
+from checker_support import professional
 
+from factlab.checkers.professional import ProfessionalChecker
 from factlab.config import compose_config
 from factlab.data.registry import load_dataset
 from factlab.evals.gold import gold_paragraphs, gold_sentence_rows
-from factlab.matching.segment import sentence_spans
-from factlab.pipeline.pipeline import Pipeline, sentence_rows
+from factlab.matching.segment import sentence_rows, sentence_spans
 from factlab.programs.extract_claims import to_examples
 from factlab.programs.paragraphs import ParagraphSplitter
 
 
-def _recording_pipeline(rules, calls: list) -> Pipeline:
+def _recording_pipeline(rules, calls: list) -> ProfessionalChecker:
     def extract(paragraph, context):
         calls.append((paragraph, context))
         return dspy.Prediction(claims=[])  # nothing reaches retrieval
@@ -25,7 +26,7 @@ def _recording_pipeline(rules, calls: list) -> Pipeline:
     stages = {"paragraphs": ParagraphSplitter(), "checkworthy": None, "extract_claims": extract,
               "review_claims": lambda paragraph, claims: dspy.Prediction(reviewed_claims=claims),
               "vertical": None, "query_rewrite": None, "judge": None}
-    return Pipeline(stages, None, rules, student=None, progress=False)
+    return professional(stages, None, rules, progress=False)
 
 
 def _one_pipeline_sentence_each(case: dict) -> bool:

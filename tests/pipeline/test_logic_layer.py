@@ -9,17 +9,16 @@ from pathlib import Path
 
 import dspy
 import pytest
+from checker_support import professional
 from dspy.utils.dummies import DummyLM
 from hydra.utils import instantiate
 
 from factlab.cards.html import render_html
 from factlab.cards.model import Report
+from factlab.checkers.logic import LogicLayer, issues_of
 from factlab.config import compose_config
 from factlab.data.errors import CaseError
 from factlab.data.loaders.layer_gold import read_logic_gold
-from factlab.pipeline.build import build_logic
-from factlab.pipeline.logic import LogicLayer, issues_of
-from factlab.pipeline.pipeline import Pipeline
 from factlab.programs.logic import LogicChecker, metric, score_verdict, to_examples
 from factlab.rules.logic import LogicRules
 
@@ -151,12 +150,16 @@ def test_the_stage_parses_its_answer_and_drops_a_span_the_paragraph_lacks():
     assert loose.verdict == "scope_shift" and unknown.verdict == "sound"  # a small LM's loose answer is read
 
 
-def test_the_fast_checker_refuses_the_lm_engine_and_off_turns_the_layer_off():
-    stage_cfg = compose_config("verify", ["input=x", "sources=y", "logic=stage"])
-    with pytest.raises(ValueError, match="logic=stage needs an LM"):
-        build_logic(stage_cfg, lm=False)
-    assert build_logic(compose_config("verify", ["input=x", "sources=y", "logic=off"])) is None
-    assert build_logic(compose_config("verify", ["input=x", "sources=y"])).engine == "rules"
+def test_the_fast_checker_refuses_the_lm_engine_and_off_turns_the_layer_off(default_rules, hashing_retriever):
+    from checker_support import fast
+
+    layers = instantiate(compose_config("verify", ["input=x", "sources=y", "logic=stage"]).layers)
+    assert layers.logic.engine == "stage" and layers.uses_lm()
+    retriever = hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}])
+    with pytest.raises(ValueError, match="use logic=rules or logic=off"):
+        fast({}, retriever, default_rules, logic=layers.logic)
+    assert instantiate(compose_config("verify", ["input=x", "sources=y", "logic=off"]).layers).logic is None
+    assert instantiate(compose_config("verify", ["input=x", "sources=y"]).layers).logic.engine == "rules"
 
 
 class _Boom:
@@ -177,8 +180,8 @@ def _document():
 def test_logic_findings_are_cards_beside_the_fact_cards(default_rules, hashing_retriever):
     cfg = compose_config("verify", ["input=x", "sources=y", "routing=default"])
     retriever = hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}])
-    pipeline = Pipeline({}, retriever, default_rules, None, progress=False, routing=instantiate(cfg.routing),
-                        logic=build_logic(cfg))
+    pipeline = professional({}, retriever, default_rules, progress=False, routing=instantiate(cfg.routing),
+                            logic=instantiate(cfg.logic))
     document, fixed = _document()
     report = pipeline.run(document, fixed=fixed).report
     assert [p.layers for p in report.paragraphs] == [["facts", "logic"], ["facts", "logic"], ["logic"]]
@@ -192,7 +195,7 @@ def test_logic_findings_are_cards_beside_the_fact_cards(default_rules, hashing_r
 
 def test_a_failed_logic_check_leaves_the_document_carded_without_the_layer(default_rules, hashing_retriever):
     retriever = hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}])
-    pipeline = Pipeline({}, retriever, default_rules, None, progress=False, logic=LogicLayer(LogicRules(), _Boom()))
+    pipeline = professional({}, retriever, default_rules, progress=False, logic=LogicLayer(LogicRules(), _Boom()))
     document, fixed = _document()
     report = pipeline.run(document, fixed=fixed).report
     assert len(report.paragraphs) == 3 and report.findings == []

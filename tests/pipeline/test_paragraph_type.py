@@ -9,14 +9,13 @@ from pathlib import Path
 
 import dspy
 import pytest
+from checker_support import professional, route
 from dspy.utils.dummies import DummyLM
 from hydra.utils import instantiate
 
 from factlab.config import compose_config
 from factlab.data.errors import CaseError
 from factlab.data.loaders.sections import load, read_gold, sections
-from factlab.pipeline.build import build_typer
-from factlab.pipeline.pipeline import Pipeline
 from factlab.programs.paragraph_type import ParagraphTyper, metric, to_examples
 from factlab.train.tasks import paragraph_type_task
 
@@ -88,15 +87,19 @@ class _Typer:
 def test_the_typer_keys_the_routing_table_and_the_patterns_answer_when_it_fails(default_rules, hashing_retriever):
     cfg = compose_config("verify", ["input=x", "sources=y", "routing=default"])
     retriever = hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}])
-    typed = Pipeline({}, retriever, default_rules, None, routing=instantiate(cfg.routing), typer=_Typer("limitations"))
-    assert typed.route("We found that rates rose.") == ("limitations", [])  # facts off, no logic / consistency on
+    typed = professional({}, retriever, default_rules, routing=instantiate(cfg.routing), typer=_Typer("limitations"))
+    assert route(typed, "We found that rates rose.") == ("limitations", [])  # facts off, no logic / consistency on
     failing = _Typer(RuntimeError("LM down"))
-    fallback = Pipeline({}, retriever, default_rules, None, routing=instantiate(cfg.routing), typer=failing)
-    assert fallback.route("We found that rates rose.")[0] == "results" and failing.calls == 1
+    fallback = professional({}, retriever, default_rules, routing=instantiate(cfg.routing), typer=failing)
+    assert route(fallback, "We found that rates rose.")[0] == "results" and failing.calls == 1
 
 
-def test_a_checker_without_an_lm_needs_the_classifier_backend():
-    cfg = compose_config("verify", ["input=x", "sources=y", "paragraph_typer=stage"])
+def test_a_checker_without_an_lm_needs_the_classifier_backend(default_rules, hashing_retriever):
+    from checker_support import fast
+
+    typer = instantiate(compose_config("verify", ["input=x", "sources=y", "paragraph_typer=stage"]).layers).typer
+    assert typer.backend == "program"
+    retriever = hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}])
     with pytest.raises(ValueError, match="backend=classifier"):
-        build_typer(cfg, lm=False)
-    assert build_typer(compose_config("verify", ["input=x", "sources=y"])) is None
+        fast({}, retriever, default_rules, typer=typer)
+    assert instantiate(compose_config("verify", ["input=x", "sources=y"]).layers).typer is None

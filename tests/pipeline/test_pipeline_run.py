@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import dspy
 import pytest
+from checker_support import professional
 
 from factlab.pipeline.cache import ClaimCache
-from factlab.pipeline.pipeline import Pipeline
 from factlab.programs.paragraphs import ParagraphSplitter
 from factlab.retrieval.encoders import HashingEncoder
 from factlab.schema import Judgment
@@ -67,8 +67,7 @@ def rules(default_rules):
 
 
 def make(retriever, rules, stages, cache=None):
-    return Pipeline(stages, retriever, rules, student=None, k=3, max_workers=2, cache=cache,
-                    sources=list(retriever.index.sources.values()), progress=False)
+    return professional(stages, retriever, rules, k=3, max_workers=2, cache=cache, progress=False)
 
 
 def test_planted_contradiction_is_wrong_and_opinion_is_unchecked(retriever, rules):

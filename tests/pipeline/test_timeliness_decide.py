@@ -4,25 +4,27 @@ HTML)."""
 
 from __future__ import annotations
 
+from checker_support import professional
 from hydra.utils import instantiate
 
 from factlab.cards.build import build_paragraph_card, build_report
 from factlab.cards.html import render_html
 from factlab.cards.model import Report
+from factlab.checkers import flow
+from factlab.checkers.professional import ProfessionalChecker
 from factlab.config import compose_config
-from factlab.pipeline.pipeline import Pipeline
 from factlab.pipeline.trace import ClaimTrace
 from factlab.retrieval.records import Source
 from factlab.schema import Evidence, Judgment
 
 
-def _pipeline(default_rules, hashing_retriever, option: str) -> Pipeline:
+def _pipeline(default_rules, hashing_retriever, option: str) -> ProfessionalChecker:
     cfg = compose_config("verify", ["input=x", "sources=y", f"timeliness={option}"])
     timeliness = instantiate(cfg.timeliness)
     sources = [Source("guide-2019", "g19.md", "Lanzhou hypertension guideline", 1, year=2019),
                Source("guide-2023", "g23.md", "Lanzhou hypertension guideline", 1, year=2023)]
-    return Pipeline({}, hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}]), default_rules, None,
-                    progress=False, sources=sources, timeliness=timeliness if timeliness.enabled else None)
+    return professional({}, hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}]), default_rules,
+                        progress=False, sources=sources, timeliness=timeliness)
 
 
 def _trace(text: str) -> ClaimTrace:
@@ -36,7 +38,7 @@ def _trace(text: str) -> ClaimTrace:
 
 def test_a_current_claim_on_superseded_support_is_not_correct_and_names_the_newest(default_rules, hashing_retriever):
     pipeline = _pipeline(default_rules, hashing_retriever, "default")
-    card = pipeline.decide(_trace("The current guideline's blood pressure target is 140/90 mmHg."))
+    card = flow.decide(pipeline.parts, _trace("The current guideline's blood pressure target is 140/90 mmHg."))
     assert card.label == "wrong" and card.newest_source["source_id"] == "guide-2023"
     assert any("superseded" in hint for hint in card.hints)
     report = build_report(document="d", business="default",
@@ -46,9 +48,9 @@ def test_a_current_claim_on_superseded_support_is_not_correct_and_names_the_newe
 
 
 def test_a_past_claim_keeps_the_older_support_and_off_changes_nothing(default_rules, hashing_retriever):
-    past = _pipeline(default_rules, hashing_retriever, "default").decide(
+    past = flow.decide(_pipeline(default_rules, hashing_retriever, "default").parts,
         _trace("In 2019 the guideline's blood pressure target was 140/90 mmHg."))
-    off = _pipeline(default_rules, hashing_retriever, "off").decide(
+    off = flow.decide(_pipeline(default_rules, hashing_retriever, "off").parts,
         _trace("The current guideline's blood pressure target is 140/90 mmHg."))
     assert "support" in {e.relation for e in past.evidence}
     assert off.newest_source is None and not any("superseded" in hint for hint in off.hints)

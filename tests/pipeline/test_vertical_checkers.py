@@ -7,10 +7,11 @@ import http.server
 import threading
 
 import pytest
+from checker_support import professional
 from hydra.utils import instantiate
 
+from factlab.checkers import flow
 from factlab.config import compose_config
-from factlab.pipeline.pipeline import Pipeline
 from factlab.pipeline.trace import ClaimTrace
 from factlab.retrieval.verticals import LinkChecker, LookupTable, QuoteMatcher, VerticalRouter
 
@@ -123,11 +124,11 @@ def test_link_checker_asks_the_status_only_when_the_network_is_allowed(site):
 def test_the_router_answers_with_the_first_checker_that_applies_and_the_rules_weigh_it(phones, default_rules,
                                                                                       hashing_retriever):
     router = VerticalRouter([LinkChecker(), phones])
-    pipeline = Pipeline({}, hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}]), default_rules, None,
-                        verticals=router)
+    pipeline = professional({}, hashing_retriever([{"source_id": "s", "title": "t", "text": "x"}]), default_rules,
+                            verticals=router)
     trace = ClaimTrace("c1", "澜州市卫健委的服务热线是0871-65239999。", "澜州市卫健委的服务热线是0871-65239999。",
                        vertical="general")
-    card = pipeline.decide(trace)
+    card = flow.decide(pipeline.parts, trace)
     assert card.label == "wrong" and card.evidence[0].source_id == "table-phones"
     assert card.hints[0].startswith("phones: the table lists 澜州市卫健委 as 0871-6523 4567")
     assert router.check("No link and no key here.", []) is None

@@ -11,11 +11,10 @@ import sqlite3
 import dspy
 import numpy as np
 import pytest
+from checker_support import professional
 
 from factlab.config import compose_config
-from factlab.pipeline.build import claim_setup
 from factlab.pipeline.cache import ClaimCache
-from factlab.pipeline.pipeline import Pipeline
 from factlab.programs.paragraphs import ParagraphSplitter
 from factlab.retrieval.encoders import HashingEncoder
 from factlab.retrieval.retriever import Retriever
@@ -100,8 +99,7 @@ def world(tmp_path):
 
 def run(world, cache, text):
     retriever, rules = world
-    pipeline = Pipeline(stages(), retriever, rules, student=None, k=2, max_workers=1, cache=cache,
-                        sources=list(retriever.index.sources.values()), progress=False)
+    pipeline = professional(stages(), retriever, rules, k=2, max_workers=1, cache=cache, progress=False)
     return pipeline.run(text).report.paragraphs[0].claims[0]
 
 
@@ -150,8 +148,14 @@ def test_a_program_rewritten_in_place_is_another_setup(tmp_path):
 
 @pytest.mark.parametrize("override", ["retrieval.search.min_relevance=0.3", "retrieval.compress.enabled=false",
                                       "business.min_support_overlap=0.2", "k=3"])
-def test_retrieval_and_rule_settings_are_part_of_the_setup(world, override):
+def test_retrieval_and_rule_settings_are_part_of_the_setup(world, override, tmp_path):
+    from hydra.utils import instantiate
+
     retriever, _ = world
-    base = compose_config("verify", ["input=x", "sources=y"])
-    changed = compose_config("verify", ["input=x", "sources=y", override])
-    assert claim_setup(base, None, retriever) != claim_setup(changed, None, retriever)
+
+    def setup(*overrides):
+        cfg = compose_config("verify", ["input=x", "sources=y", "checker=professional", *overrides])
+        settings = instantiate(cfg.checker.claim_cache, path=str(tmp_path / "claims.sqlite"))
+        return settings.open(None, retriever, {}, {}).setup
+
+    assert setup() == setup() and setup() != setup(override)

@@ -47,8 +47,9 @@ def test_fast_checker_runs_offline_without_any_lm(fast_models, penicillin_world,
     monkeypatch.setattr(lm, "openai_lm", forbidden)
     document, sources = penicillin_world
     out = tmp_path / "out"
+    models = [f"checker.stages.{k}.model={v}" for k, v in fast_models.items()]
     cfg = compose_config("verify", [f"input={document}", f"sources={sources}", f"output_dir={out}", "checker=fast",
-                                    "progress=false", *[f"checker.models.{k}={v}" for k, v in fast_models.items()]])
+                                    "progress=false", *models])
     result = run(cfg)
     assert result["checker"] == "fast" and result["load_s"] > 0 and result["check_s"] > 0
     cards = json.loads((out / "cards.json").read_text(encoding="utf-8"))

@@ -66,15 +66,16 @@ def test_registered_judge_answers_as_the_stage(trained):
 
 @pytest.mark.llm
 def test_verify_pipeline_runs_with_the_trained_judge(trained, penicillin_world, tmp_path):
+    from hydra.utils import instantiate
+
     from factlab.checkers.job import run
-    from factlab.pipeline.build import build_stages
 
     document, sources = penicillin_world  # the smallest real input: the point is the plugged-in judge
     cfg = compose_config("verify", [
         f"input={document}", f"sources={sources}", f"output_dir={tmp_path / 'verify'}",
         "stage.judge.backend=classifier", f"stage.judge.model={trained['model_uri']}", "claim_cache.enabled=false",
         "progress=false"])
-    assert isinstance(build_stages(cfg)["judge"], JudgeClassifier)
+    assert isinstance(instantiate(cfg.stage.judge).module, JudgeClassifier)
     summary = run(cfg)
     assert summary["summary"]["claims"] >= 1
     assert summary["costs"]["judge"]["items"] >= 1, "the trained judge never ran"

@@ -1,4 +1,4 @@
-"""The logic layer of a pipeline (conf/logic/*.yaml): a paragraph's reasoning against its own premises and those of
+"""The logic layer of a checker (conf/logic/*.yaml): a paragraph's reasoning against its own premises and those of
 the paragraphs before it, on the rule path (`factlab.rules.logic.LogicRules`, no LM) or on the LM stage `logic`
 (`factlab.programs.logic.LogicChecker`, given the paragraphs before it: `earlier_text`).
 
