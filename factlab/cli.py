@@ -13,17 +13,38 @@ import json
 import sys
 import time
 
-_INPUTS = {  # stage -> how the CLI's --text/--file, --context, --claims, --evidence map to the program's inputs
-    "paragraphs": lambda a, t: {"document": t},
-    "checkworthy": lambda a, t: {"text": t},
-    "vertical": lambda a, t: {"claim": t},
-    "extract_claims": lambda a, t: {"paragraph": t, "context": a.context},
-    "review_claims": lambda a, t: {"paragraph": t, "claims": a.claims},
-    "query_rewrite": lambda a, t: {"claim": t},
-    "judge": lambda a, t: {"claim": t, "evidence": a.evidence},
-    "logic": lambda a, t: {"paragraph": t, "earlier": a.context},
-    "paragraph_type": lambda a, t: {"paragraph": t},  # --context: premises of earlier paragraphs
-}
+# The stage's inputs are read off its module's `forward`: --text/--file fills the first, these flags the others.
+_FLAGS = {"context": "context", "earlier": "context", "claims": "claims", "evidence": "evidence"}
+
+
+def stage_inputs(program, args, text: str) -> dict:
+    """The keyword arguments of one call of a built stage: --text/--file for its first input, --context / --claims /
+    --evidence for the inputs of those names (`earlier` takes --context), `--input name=value` for any other.
+
+    Raises:
+        InputError: an input of the stage has no value (naming the flag that gives it).
+    """
+    import inspect
+
+    from factlab.textio import InputError
+
+    params = [p for p in list(inspect.signature(type(program).forward).parameters.values())[1:]  # past `self`
+              if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    given = dict(pair.split("=", 1) for pair in args.input)
+    inputs = {}
+    for index, param in enumerate(params):
+        if index == 0:
+            inputs[param.name] = text
+        elif param.name in given:
+            inputs[param.name] = given[param.name]
+        elif param.name in _FLAGS:
+            value = getattr(args, _FLAGS[param.name])
+            if isinstance(value, list) and not value and param.default is inspect.Parameter.empty:
+                raise InputError(f"{args.name} needs at least one --{_FLAGS[param.name]}")
+            inputs[param.name] = value
+        elif param.default is inspect.Parameter.empty:
+            raise InputError(f"{args.name} needs its input {param.name!r}: --input {param.name}=...")
+    return inputs
 
 
 def user_errors() -> tuple[type[BaseException], ...]:
@@ -67,43 +88,46 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m factlab.cli", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     stage = sub.add_parser("stage", help="run one stage once")
-    stage.add_argument("name", choices=sorted(_INPUTS))
+    stage.add_argument("name", help="a stage of conf/stage/ (its program's inputs are read off its forward)")
     src = stage.add_mutually_exclusive_group(required=True)
     src.add_argument("--text")
     src.add_argument("--file")
     stage.add_argument("--context", default="", help="extract_claims / logic: summary of earlier paragraphs")
     stage.add_argument("--claims", nargs="*", default=[], help="review_claims: drafted claims")
     stage.add_argument("--evidence", nargs="*", default=[], help="judge: evidence snippets")
+    stage.add_argument("--input", nargs="*", default=[], help="any other input of the stage: name=value")
     stage.add_argument("--lm", default="local_qwen05", help="a conf/lm option (default local_qwen05)")
     stage.add_argument("--set", nargs="*", default=[], help="extra Hydra overrides, e.g. stage.program.max_queries=2")
     args = parser.parse_args(argv)
 
-    from factlab.config import compose_config
+    from factlab.config import compose_config, config_names
     from factlab.models.errors import call_safely
     from factlab.schema import to_jsonable
     from factlab.stages.build import build_program
     from factlab.textio import InputError, read_text_file, require_text
 
-    try:
-        text = read_text_file(args.file) if args.file else require_text(args.text, "--text")
-        if args.name == "judge" and not args.evidence:
-            raise InputError("judge needs at least one --evidence snippet")
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    if args.name not in config_names("stage"):
+        print(f"error: no stage {args.name!r}; stages: {', '.join(config_names('stage'))}", file=sys.stderr)
         return 2
     cfg = compose_config("run_stage", [f"stage={args.name}", f"lm@student={args.lm}", *args.set])
     program = build_program(cfg.stage)
+    try:
+        text = read_text_file(args.file) if args.file else require_text(args.text, "--text")
+        inputs = stage_inputs(program, args, text)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     handle = None
-    if args.name != "paragraphs" or cfg.stage.program.get("use_lm"):
+    if cfg.stage.backend == "program" and getattr(program, "use_lm", True):  # the rule splitter runs no LM
         from hydra.utils import instantiate
 
         handle = instantiate(cfg.student)
     start = time.perf_counter()
     if handle:
         with handle.context():
-            pred, error = call_safely(args.name, program, handle.breaker, **_INPUTS[args.name](args, text))
+            pred, error = call_safely(args.name, program, handle.breaker, **inputs)
     else:
-        pred, error = call_safely(args.name, program, **_INPUTS[args.name](args, text))
+        pred, error = call_safely(args.name, program, **inputs)
     seconds = time.perf_counter() - start
     out = {"stage": args.name, "lm": handle.info if handle else None, "seconds": round(seconds, 3)}
     if error:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 
 # The judge decides only the RELATION of a claim to evidence.
 RELATIONS: tuple[str, ...] = ("support", "partial_support", "contradict", "irrelevant", "insufficient")
@@ -99,6 +100,25 @@ def to_jsonable(value):
     if isinstance(value, str | int | float | bool) or value is None:
         return value
     return str(value)
+
+
+class StageName(StrEnum):
+    """The stages the checkers call by name (conf/stage/<name>.yaml, factlab/programs/<name>.py): one spelling in the
+    code. A member is its string (`StageName.JUDGE == "judge"`), so traces, metrics and JSON keep plain names.
+
+    >>> StageName("extract_claims") is StageName.EXTRACT_CLAIMS, f"{StageName.JUDGE}/calls"
+    (True, 'judge/calls')
+    """
+
+    PARAGRAPHS = "paragraphs"
+    CHECKWORTHY = "checkworthy"
+    EXTRACT_CLAIMS = "extract_claims"
+    REVIEW_CLAIMS = "review_claims"
+    VERTICAL = "vertical"
+    QUERY_REWRITE = "query_rewrite"
+    JUDGE = "judge"
+    PARAGRAPH_TYPE = "paragraph_type"
+    LOGIC = "logic"
 
 
 @dataclass

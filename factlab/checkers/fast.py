@@ -34,7 +34,7 @@ from factlab.pipeline.trace import ClaimTrace, DocumentTrace, ParagraphTrace
 from factlab.programs.checkworthy import CLASSIFIER_LABELS as CHECKWORTHY_LABELS
 from factlab.programs.extract_claims import extraction_input
 from factlab.retrieval.encoders import CachedEncoder
-from factlab.schema import Judgment
+from factlab.schema import Judgment, StageName
 from factlab.stages.rules import sentence_claims
 
 logger = logging.getLogger(__name__)
@@ -92,10 +92,12 @@ class FastChecker:
 
     def run(self, document: str, name: str = "document", fixed: Mapping[str, Any] | None = None) -> DocumentTrace:
         fixed = dict(fixed or {})
-        if "checkworthy" not in fixed:
-            paragraphs = fixed["paragraphs"] if "paragraphs" in fixed else flow.split(self.parts, document)
-            fixed["paragraphs"] = paragraphs
-            fixed["checkworthy"] = self.meter.call("checkworthy", self.checkworthy_all, paragraphs=paragraphs)
+        if StageName.CHECKWORTHY not in fixed:
+            paragraphs = (fixed[StageName.PARAGRAPHS] if StageName.PARAGRAPHS in fixed
+                          else flow.split(self.parts, document))
+            fixed[StageName.PARAGRAPHS] = paragraphs
+            fixed[StageName.CHECKWORTHY] = self.meter.call(StageName.CHECKWORTHY, self.checkworthy_all,
+                                                           paragraphs=paragraphs)
         return flow.run_document(self.parts, document, name, fixed, self.paragraph, self.claims_phase)
 
     def checkworthy_all(self, paragraphs: list[dict]) -> list[list[dict]]:
@@ -104,7 +106,7 @@ class FastChecker:
         flat = [row for group in rows for row in group]
         if not flat:
             return rows
-        classifier = self._classifier("checkworthy")
+        classifier = self._classifier(StageName.CHECKWORTHY)
         index = classifier.labels.index(CHECKWORTHY_LABELS[1])
         probs = classifier.predict_proba([row["text"] for row in flat])
         for row, p in zip(flat, probs, strict=True):
@@ -114,9 +116,9 @@ class FastChecker:
     def paragraph(self, index: int, paragraphs: list[dict], fixed: Mapping[str, Any]) -> ParagraphTrace:
         """A paragraph's claims: each check-worthy sentence, decontextualised from the sentences before it. Gold
         claims (`fixed` extraction or review) go the stage way, through this checker's own stages."""
-        if "extract_claims" in fixed or "review_claims" in fixed:
+        if StageName.EXTRACT_CLAIMS in fixed or StageName.REVIEW_CLAIMS in fixed:
             return self._gold_claims(index, paragraphs, fixed)
-        rows = fixed["checkworthy"][index]
+        rows = fixed[StageName.CHECKWORTHY][index]
         unit = ParagraphTrace(sentences=rows, worthy=extraction_input(r["text"] for r in rows if r["checkworthy"]))
         claims = []
         for i, claim, how in sentence_claims([r["text"] for r in rows], [r["checkworthy"] for r in rows]):
@@ -146,7 +148,7 @@ class FastChecker:
             self._batched(todo)
         except Exception as exc:  # the batch failed: claim by claim, each isolated
             logger.warning("batched claims phase failed (%s); checking the %d claims one by one",
-                           classify_exception("judge", exc), len(todo))
+                           classify_exception(StageName.JUDGE, exc), len(todo))
             for trace in todo:
                 trace.card, trace.error = None, None
             bar = tqdm(total=len(todo), desc="claims", unit="claim", disable=not self.parts.progress)
@@ -157,7 +159,7 @@ class FastChecker:
 
     def _batched(self, todo: list[ClaimTrace]) -> None:
         texts = [t.text for t in todo]
-        verticals = self.meter.call("vertical", self._classifier("vertical").predict, texts=texts)
+        verticals = self.meter.call(StageName.VERTICAL, self._classifier(StageName.VERTICAL).predict, texts=texts)
         for trace, (vertical, _) in zip(todo, verticals, strict=True):
             trace.vertical, trace.queries = vertical, [trace.text]
         encoder = self.retriever.encoder
@@ -177,7 +179,7 @@ class FastChecker:
         bar.close()
         pairs = [(trace, snippet.text) for trace in todo if trace.error is None for snippet in trace.evidence]
         if pairs:
-            judged = self.meter.call("judge", self._classifier("judge").predict,
+            judged = self.meter.call(StageName.JUDGE, self._classifier(StageName.JUDGE).predict,
                                      texts=[t.text for t, _ in pairs], pairs=[s for _, s in pairs])
             for (trace, _), (relation, p) in zip(pairs, judged, strict=True):
                 trace.judgments.append(Judgment(relation, p, f"classifier p={p:.2f}"))

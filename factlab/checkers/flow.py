@@ -25,6 +25,7 @@ from factlab.models.errors import classify_exception
 from factlab.pipeline.meter import StageMeter
 from factlab.pipeline.trace import ClaimTrace, DocumentTrace, ParagraphTrace
 from factlab.programs.extract_claims import extraction_input, summarise_context
+from factlab.schema import StageName
 
 
 @dataclass
@@ -73,7 +74,7 @@ def run_document(parts: Parts, document: str, name: str, fixed: Mapping[str, Any
                  claims: Callable[[list[ClaimTrace]], None], workers: int = 1) -> DocumentTrace:
     """One document through the flow: `paragraph(index, paragraphs, fixed)` gives a fact-checked paragraph's claims,
     `claims(todo)` cards every claim that has none yet."""
-    paragraphs = fixed["paragraphs"] if "paragraphs" in fixed else split(parts, document)
+    paragraphs = fixed[StageName.PARAGRAPHS] if StageName.PARAGRAPHS in fixed else split(parts, document)
     texts = [p["text"] for p in paragraphs]
     bar = tqdm(total=len(paragraphs), desc="paragraphs", unit="paragraph",
                disable=not parts.progress or len(paragraphs) < 2)
@@ -100,7 +101,7 @@ def run_document(parts: Parts, document: str, name: str, fixed: Mapping[str, Any
 
 
 def split(parts: Parts, document: str) -> list[dict]:
-    return parts.meter.call("paragraphs", parts.stages["paragraphs"], document=document).paragraphs
+    return parts.meter.call(StageName.PARAGRAPHS, parts.stages[StageName.PARAGRAPHS], document=document).paragraphs
 
 
 def assemble(parts: Parts, paragraphs: list[dict], units: list[ParagraphTrace], name: str) -> DocumentTrace:
@@ -124,25 +125,26 @@ def check_claim(parts: Parts, trace: ClaimTrace, fixed: Mapping[str, Any] | None
     card."""
     fixed = fixed or {}
     stages, meter = parts.stages, parts.meter
-    stage = "vertical"
+    stage = StageName.VERTICAL
     try:
-        trace.vertical = fixed["vertical"] if "vertical" in fixed else meter.call(
-            "vertical", stages["vertical"], claim=trace.text).vertical
-        stage = "query_rewrite"
-        trace.queries = list(fixed["query_rewrite"]) if "query_rewrite" in fixed else list(meter.call(
-            "query_rewrite", stages["query_rewrite"], claim=trace.text).queries)
+        trace.vertical = fixed[StageName.VERTICAL] if StageName.VERTICAL in fixed else meter.call(
+            StageName.VERTICAL, stages[StageName.VERTICAL], claim=trace.text).vertical
+        stage = StageName.QUERY_REWRITE
+        trace.queries = list(fixed[StageName.QUERY_REWRITE]) if StageName.QUERY_REWRITE in fixed else list(meter.call(
+            StageName.QUERY_REWRITE, stages[StageName.QUERY_REWRITE], claim=trace.text).queries)
         stage = "retrieval"
         trace.evidence = list(fixed["retrieval"]) if "retrieval" in fixed else meter.call(
             "retrieval", parts.retriever.search, queries=trace.queries, k=k, claim=trace.text)
-        stage = "judge"
-        if "judge" in fixed:
-            trace.judgments = list(fixed["judge"])
+        stage = StageName.JUDGE
+        if StageName.JUDGE in fixed:
+            trace.judgments = list(fixed[StageName.JUDGE])
         elif trace.evidence:
-            pred = meter.call("judge", stages["judge"], claim=trace.text, evidence=[e.text for e in trace.evidence])
+            pred = meter.call(StageName.JUDGE, stages[StageName.JUDGE], claim=trace.text,
+                              evidence=[e.text for e in trace.evidence])
             trace.judgments = list(pred.judgments)
         stage = "rules"
         meter.call("rules", decide, parts=parts, trace=trace)
-        if after is not None and "judge" not in fixed:
+        if after is not None and StageName.JUDGE not in fixed:
             after(trace)
     except Exception as exc:  # isolate: this claim fails, the document goes on
         trace.error = classify_exception(stage, exc)
@@ -165,10 +167,10 @@ def checkworthy_sentences(parts: Parts, paragraph: dict) -> list[dict]:
     out = []
     for row in sentence_rows(paragraph):
         try:
-            pred = parts.meter.call("checkworthy", parts.stages["checkworthy"], text=row["text"])
+            pred = parts.meter.call(StageName.CHECKWORTHY, parts.stages[StageName.CHECKWORTHY], text=row["text"])
             row.update(checkworthy=bool(pred.checkworthy), reason=str(getattr(pred, "reason", "")))
         except Exception as exc:  # keep the sentence: unverifiable beats silently dropped
-            error = classify_exception("checkworthy", exc)
+            error = classify_exception(StageName.CHECKWORTHY, exc)
             row.update(checkworthy=True, reason=f"check-worthiness failed: {error}")
         out.append(row)
     return out
@@ -179,25 +181,26 @@ def stage_paragraph(parts: Parts, index: int, paragraphs: list[dict], fixed: Map
     """The document-level stages of one paragraph, stage by stage: sentences, check-worthiness, extraction (given a
     summary of `context_chars` of the paragraphs before it), review, the grounding guard."""
     paragraph = paragraphs[index]
-    rows = fixed["checkworthy"][index] if "checkworthy" in fixed else checkworthy_sentences(parts, paragraph)
+    rows = (fixed[StageName.CHECKWORTHY][index] if StageName.CHECKWORTHY in fixed
+            else checkworthy_sentences(parts, paragraph))
     unit = ParagraphTrace(sentences=rows, worthy=extraction_input(r["text"] for r in rows if r["checkworthy"]))
     if not unit.worthy:
         return unit
     unit.context = summarise_context([p["text"] for p in paragraphs[:index]], context_chars)
     try:
-        unit.drafts = list(fixed["extract_claims"][index] if "extract_claims" in fixed
-                           else parts.meter.call("extract_claims", parts.stages["extract_claims"],
+        unit.drafts = list(fixed[StageName.EXTRACT_CLAIMS][index] if StageName.EXTRACT_CLAIMS in fixed
+                           else parts.meter.call(StageName.EXTRACT_CLAIMS, parts.stages[StageName.EXTRACT_CLAIMS],
                                                  paragraph=unit.worthy, context=unit.context).claims)
-        claims = fixed["review_claims"][index] if "review_claims" in fixed else review(parts, paragraph["text"],
-                                                                                         unit.drafts)
+        claims = (fixed[StageName.REVIEW_CLAIMS][index] if StageName.REVIEW_CLAIMS in fixed
+                  else review(parts, paragraph["text"], unit.drafts))
     except Exception as exc:  # the paragraph's claims are lost, say so on a card
-        error = classify_exception("extract_claims", exc)
+        error = classify_exception(StageName.EXTRACT_CLAIMS, exc)
         trace = ClaimTrace(f"p{index + 1}-c0", unit.worthy, unit.worthy, error=error, placeholder=True)
         trace.card = build_error_card(claim_id=trace.claim_id, text=unit.worthy, error=str(error),
                                       sentence=unit.worthy)
         unit.claims = [trace]
         return unit
-    if "review_claims" not in fixed:  # gold claims are the paragraph's by definition
+    if StageName.REVIEW_CLAIMS not in fixed:  # gold claims are the paragraph's by definition
         claims = ground(unit, paragraph["text"], list(claims), min_grounding, log)
     unit.claims = [ClaimTrace(f"p{index + 1}-c{i + 1}", c, source_sentence(c, rows)) for i, c in enumerate(claims)]
     return unit
@@ -206,7 +209,7 @@ def stage_paragraph(parts: Parts, index: int, paragraphs: list[dict], fixed: Map
 def review(parts: Parts, text: str, claims: list[str]) -> list[str]:
     if not claims:
         return []
-    return parts.meter.call("review_claims", parts.stages["review_claims"], paragraph=text,
+    return parts.meter.call(StageName.REVIEW_CLAIMS, parts.stages[StageName.REVIEW_CLAIMS], paragraph=text,
                             claims=claims).reviewed_claims
 
 

@@ -16,6 +16,7 @@ from factlab.pipeline.meter import StageMeter
 from factlab.pipeline.trace import ParagraphTrace
 from factlab.rules.document import consistency_findings
 from factlab.rules.routing import Routing
+from factlab.schema import StageName
 
 logger = logging.getLogger(__name__)
 
@@ -48,10 +49,10 @@ class DocumentLayers:
         typed = None
         if self.typer is not None and self.routing is not None:
             try:
-                typed = str(meter.call("paragraph_type", self.typer, paragraph=text).paragraph_type)
+                typed = str(meter.call(StageName.PARAGRAPH_TYPE, self.typer, paragraph=text).paragraph_type)
             except Exception as exc:  # the table's patterns answer instead
                 logger.warning("paragraph_type failed, the routing patterns decide: %s",
-                               classify_exception("paragraph_type", exc))
+                               classify_exception(StageName.PARAGRAPH_TYPE, exc))
         kind, layers = (self.routing.layers_for(text, paragraph_type=typed, business=business) if self.routing
                         else ("", ["facts", "logic", "consistency"]))
         on = {"facts": True, "logic": self.logic is not None, "consistency": bool(self.checks)}
@@ -63,7 +64,8 @@ class DocumentLayers:
         try:
             unit.logic = self.logic.check(texts, index, call=meter.call)
         except Exception as exc:
-            logger.warning("logic layer failed on paragraph %d: %s", index + 1, classify_exception("logic", exc))
+            logger.warning("logic layer failed on paragraph %d: %s", index + 1,
+                           classify_exception(StageName.LOGIC, exc))
             unit.layers = [layer for layer in unit.layers if layer != "logic"]
 
     def findings(self, cards: list[ParagraphCard], units: list[ParagraphTrace]) -> list:

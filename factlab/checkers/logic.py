@@ -14,6 +14,7 @@ from typing import Any
 
 from factlab.programs.logic import SOUND, earlier_text
 from factlab.rules.logic import LogicIssue, LogicRules
+from factlab.schema import StageName
 
 
 def issues_of(pred, paragraph: str) -> list[LogicIssue]:
@@ -43,5 +44,5 @@ class LogicLayer:
         if self.stage is None:
             return self.rules.check_paragraph(text, earlier)
         inputs = {"paragraph": text, "earlier": earlier_text(earlier, self.context_chars)}
-        pred = call("logic", self.stage, **inputs) if call is not None else self.stage(**inputs)
+        pred = call(StageName.LOGIC, self.stage, **inputs) if call is not None else self.stage(**inputs)
         return issues_of(pred, text)

@@ -25,7 +25,7 @@ from factlab.pipeline.meter import StageMeter
 from factlab.pipeline.trace import ClaimTrace, DocumentTrace, ParagraphTrace
 from factlab.rules.business import DECISIVE_RELATIONS
 from factlab.rules.citations import find_citations
-from factlab.schema import Judgment
+from factlab.schema import Judgment, StageName
 from factlab.stages.routed import ROUTED_FIELDS, ByVertical
 
 logger = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ class ProfessionalChecker:
             if stage not in ROUTED_FIELDS:
                 raise ValueError(f"by_vertical.{stage}: only {', '.join(ROUTED_FIELDS)} can have a program per "
                                  "vertical")
-            stages[stage] = ByVertical(stages[stage], dict(programs), stages["vertical"], ROUTED_FIELDS[stage])
+            stages[stage] = ByVertical(stages[stage], dict(programs), stages[StageName.VERTICAL], ROUTED_FIELDS[stage])
         self.parts = Parts(name, stages, retriever, verdict, layers or DocumentLayers(), StageMeter(student),
                            progress)
         self.k, self.max_workers, self.context_chars = k, max_workers, context_chars
@@ -126,7 +126,7 @@ class ProfessionalChecker:
 
     def _second_opinion(self, trace: ClaimTrace) -> None:
         if self.agent is not None and trace.card.label in self.agent_when:
-            self.meter.call("judge", self.multi_round, trace=trace)
+            self.meter.call(StageName.JUDGE, self.multi_round, trace=trace)
 
     def multi_round(self, trace: ClaimTrace) -> None:
         """Check a claim again with the multi-round agent (search and reasoning over several hops); its verdict

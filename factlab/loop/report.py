@@ -9,9 +9,9 @@ from pathlib import Path
 
 from factlab.data.jsonl import iter_jsonl
 from factlab.metrics import markdown_table, paired_gain
+from factlab.pipeline.trace import PIPELINE_STAGES
 
-SHOWN = ("paragraphs", "checkworthy", "extract_claims", "review_claims", "vertical", "query_rewrite", "retrieval",
-         "judge", "rules", "none", "several")
+SHOWN = (*PIPELINE_STAGES, "none", "several")
 
 
 def correct_by_case(output_dir: str | Path) -> dict[str, dict[str, float]] | None:

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 
 from factlab.cards.model import ClaimCard, Report
 from factlab.models.errors import StageError
-from factlab.schema import Evidence, Judgment
+from factlab.schema import Evidence, Judgment, StageName
 
-DOC_STAGES: tuple[str, ...] = ("paragraphs", "checkworthy", "extract_claims", "review_claims")
-CLAIM_STAGES: tuple[str, ...] = ("vertical", "query_rewrite", "retrieval", "judge")
+DOC_STAGES: tuple[str, ...] = (StageName.PARAGRAPHS, StageName.CHECKWORTHY, StageName.EXTRACT_CLAIMS,
+                               StageName.REVIEW_CLAIMS)
+CLAIM_STAGES: tuple[str, ...] = (StageName.VERTICAL, StageName.QUERY_REWRITE, "retrieval", StageName.JUDGE)
 PIPELINE_STAGES: tuple[str, ...] = (*DOC_STAGES, *CLAIM_STAGES, "rules")
 
 

@@ -20,7 +20,7 @@ from factlab.models.classifier import SequenceClassifier
 from factlab.programs.checkworthy import CLASSIFIER_LABELS as CHECKWORTHY_LABELS
 from factlab.programs.judge import aggregate
 from factlab.runtime import ModelSourceError
-from factlab.schema import Judgment
+from factlab.schema import Judgment, StageName
 from factlab.tracking.refs import resolve_model
 
 
@@ -82,8 +82,8 @@ class ParagraphTypeModel(dspy.Module):
         return dspy.Prediction(paragraph_type=kind, confidence=p)
 
 
-_MODULES = {"judge": JudgeClassifier, "checkworthy": CheckworthyClassifier, "vertical": VerticalModel,
-            "paragraph_type": ParagraphTypeModel}
+_MODULES = {StageName.JUDGE: JudgeClassifier, StageName.CHECKWORTHY: CheckworthyClassifier,
+            StageName.VERTICAL: VerticalModel, StageName.PARAGRAPH_TYPE: ParagraphTypeModel}
 
 
 def load_classifier(folder: Path, batch_size: int = 32, int8: bool = False):

@@ -8,8 +8,10 @@ from collections.abc import Mapping
 
 import dspy
 
+from factlab.schema import StageName
+
 # stage -> the input field whose text the vertical stage classifies, for the stages that can have a program per vertical
-ROUTED_FIELDS = {"extract_claims": "paragraph"}
+ROUTED_FIELDS = {StageName.EXTRACT_CLAIMS: "paragraph"}
 
 
 class ByVertical(dspy.Module):
