@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from factlab.atomic import write_json
@@ -60,6 +61,9 @@ def run(cfg: DictConfig) -> dict:
         summary = {"output_dir": str(out), "seconds": round(time.perf_counter() - started, 2),
                    "checker": checker_name(cfg), "load_s": round(load_s, 2), "check_s": round(check_s, 2),
                    "summary": report.summary, "costs": costs, "claim_cache": cache_hits, "ingest_issues": issues}
+        if cfg.notes is not None:  # the cards as knowledge notes, never evidence until a person accepts them
+            summary["notes"] = instantiate(cfg.notes)(report, run=out.name, cards=out / "cards.json").summary()
+            print(f"knowledge notes: {summary['notes']}")
         write_json(out / "run.json", summary, indent=2)
         track.log_metrics({f"claims/{k}": v for k, v in report.summary["labels"].items()}
                           | {"claims/errors": report.summary["errors"]})
