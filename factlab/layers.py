@@ -17,8 +17,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "knowledge"),  # reference libraries (read-only) and factlab's notes on them
     ("programs", "cards", "judge"),  # the stage programs (pure DSPy); the verify cards; the shipped judge and heads
     ("stages",),  # building a stage from config
-    ("pipeline", "agents"),  # the LM pipeline (the professional checker) and the multi-round search agents
-    ("checkers",),  # the Checker interface: fast, professional, funnel, nearline, built from `checker=<name>`
+    ("pipeline", "agents"),  # what the checkers share (trace, meter, claim cache); the multi-round search agents
+    ("checkers",),  # every checker and its parts (fast, professional, funnel, nearline), built from `checker=<name>`
     ("optimize", "train", "evals"),  # the workbench jobs
     ("review", "loop"),  # the review app: a person's decisions on the cards, and what they train; the workbench loop
     ("cli",),  # the command line

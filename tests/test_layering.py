@@ -1,6 +1,6 @@
 """The shape of the package, enforced: a module imports only from its own package or from a lower layer
 (factlab/layers.py; docs/architecture.md explains the table), the stage programs stay pure, train's sub-packages stay
-apart, and no module replaces another's pipeline stage. Imports are read from the source (any depth, also inside
+apart, and no module replaces a checker's stage. Imports are read from the source (any depth, also inside
 functions and `importlib.import_module(f"factlab....")`), so a lazy import cannot hide an upward arrow."""
 
 from __future__ import annotations
@@ -102,13 +102,13 @@ def test_train_subpackages_do_not_import_each_other():
                     f"train/{other}; move what both need to train/")
 
 
-def test_no_module_replaces_a_pipeline_stage():
-    """Evaluation reads the pipeline's trace; nothing outside the pipeline assigns into a `.stages[...]` table."""
+def test_no_module_replaces_a_checker_stage():
+    """Evaluation reads the checker's trace; nothing outside the checkers assigns into a `.stages[...]` table."""
     for path in _modules():
-        if path.parent.name == "pipeline":
+        if path.parent.name == "checkers":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             targets = node.targets if isinstance(node, ast.Assign) else []
             for target in targets:
                 if isinstance(target, ast.Subscript) and getattr(target.value, "attr", None) == "stages":
-                    pytest.fail(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} replaces a pipeline stage")
+                    pytest.fail(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} replaces a checker's stage")
