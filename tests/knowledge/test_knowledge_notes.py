@@ -25,14 +25,6 @@ ARTICLE = ItemRef("zotero:1", "JRNL2345", 5)
 CREATED = "2026-12-01T10:00:00+00:00"
 
 
-@pytest.fixture
-def imported(zotero_db, tmp_path, capsys):
-    out = tmp_path / "kb"
-    assert main(["import", "--zotero", str(zotero_db), "--out", str(out)]) == 0
-    capsys.readouterr()
-    return out
-
-
 def _article_source(imported) -> str:
     return next(e["source_id"] for e in json.loads((imported / "items.json").read_text("utf-8"))
                 if e["item_key"] == "JRNL2345")

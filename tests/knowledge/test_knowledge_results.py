@@ -8,7 +8,6 @@ import doctest
 import json
 import sqlite3
 
-import pytest
 from knowledge_support import ARTICLE_TITLE, sha256, tree_sha256
 
 import factlab.knowledge.results as results
@@ -23,15 +22,6 @@ from factlab.schema import Evidence, Judgment
 
 TASK = "verify/penicillin.md"
 ARTICLE, PREPRINT = ItemRef("zotero:1", "JRNL2345", 5), ItemRef("zotero:1", "PRE23456", 3)
-
-
-@pytest.fixture
-def imported(zotero_db, tmp_path, capsys):
-    """The import folder of the test library (abstracts only: the article and the preprint become sources)."""
-    out = tmp_path / "kb"
-    assert main(["import", "--zotero", str(zotero_db), "--out", str(out)]) == 0
-    capsys.readouterr()
-    return out
 
 
 def _cards(business, folder, source_ids, article_relation="contradict"):
