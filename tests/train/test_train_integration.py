@@ -7,22 +7,12 @@ logged and registered in a throwaway MLflow store; then the registered judge ans
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
-from factlab.config import CONF_DIR, compose_config
+from factlab.config import compose_config
 from factlab.schema import RELATIONS
 from factlab.stages.classifiers import JudgeClassifier, load_stage_classifier
-
-REPO_ROOT = CONF_DIR.parent
-
-
-def train_entry_point():
-    spec = importlib.util.spec_from_file_location("train_entry", REPO_ROOT / "train.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from factlab.train.job import run as run_training
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +29,7 @@ def trained(tmp_path_factory):
                                    "recipe.eval_every=8",
                                    "recipe.max_rows.train=256", "recipe.max_rows.val=64", "recipe.max_rows.test=128",
                                    f"output_root={root / 'out'}", "threads=1"])
-    result = train_entry_point().run(cfg)
+    result = run_training(cfg)  # what train.py's run(cfg) calls
     yield result
     patch.undo()
 
