@@ -11,16 +11,21 @@ earlier one), each row with the reviewer, the time and the version of the card t
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from factlab.schema import LABELS
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DECISIONS = ("accept", "reject", "revise")
 
@@ -45,6 +50,14 @@ CREATE INDEX IF NOT EXISTS decisions_run ON decisions (run_key, paragraph_id, cl
 
 class DecisionError(ValueError):
     """A decision that cannot be stored (unknown decision or label, a revision without its change, ...)."""
+
+
+class StoreUnavailable(RuntimeError):
+    """The decision store cannot answer now: locked by another process (`busy`, retry shortly) or unreadable."""
+
+    def __init__(self, message: str, busy: bool) -> None:
+        super().__init__(message)
+        self.busy = busy
 
 
 @dataclass(frozen=True)
@@ -81,6 +94,15 @@ class Decision:
         for name in ("run_key", "paragraph_id", "claim_id", "card_version", "reviewer"):
             if not str(getattr(self, name)).strip():
                 raise DecisionError(f"{name}: empty")
+        for name in ("run_key", "paragraph_id", "claim_id", "card_version", "reviewer", "reason", "revised_claim",
+                     "revised_label", "business"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise DecisionError(f"{name}: expected text, got {type(value).__name__}")
+            try:
+                (value or "").encode("utf-8")
+            except UnicodeEncodeError:
+                raise DecisionError(f"{name}: not UTF-8 text (a lone surrogate?)") from None
         return self
 
     @classmethod
@@ -106,40 +128,83 @@ def card_version(card: Mapping[str, Any]) -> str:
 
 
 class DecisionStore:
-    """The decisions of every reviewed run in one SQLite file (created with its folder)."""
+    """The decisions of every reviewed run in one SQLite file (created with its folder; recreated, with a warning, if
+    it disappears while in use).
 
-    def __init__(self, path: str | Path) -> None:
+    Args:
+        path: the SQLite file.
+        timeout_s: how long a call waits for a lock held by another process before raising `StoreUnavailable`.
+    """
+
+    def __init__(self, path: str | Path, timeout_s: float = 3.0) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as db:
-            db.executescript(_SCHEMA)
+        self.timeout_s = timeout_s
+        if not self.path.exists():
+            logger.warning("no decision store at %s: starting a new, empty one (expected on a first review; if "
+                           "decisions were recorded before, that file was moved or deleted)", self.path)
+        self._recreate()
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=30)
+        if not self.path.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=self.timeout_s)
         db.row_factory = sqlite3.Row
         return db
+
+    def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work(db)` in one transaction; a missing file or table is recreated (once, with a warning) and the work
+        retried; SQLite errors become `StoreUnavailable` naming the file."""
+        for attempt in (1, 2):
+            try:
+                with contextlib.closing(self._connect()) as db, db:
+                    return work(db)
+            except sqlite3.OperationalError as exc:
+                message = str(exc)
+                if "no such table" in message and attempt == 1:
+                    logger.warning("the decision store %s lost its table (the file was deleted or replaced while the "
+                                   "app ran): recreating it empty", self.path)
+                    self._recreate()
+                    continue
+                if "locked" in message or "busy" in message:
+                    raise StoreUnavailable(f"the decision store {self.path} is locked by another process (waited "
+                                           f"{self.timeout_s:g} s): retry in a moment", busy=True) from None
+                raise StoreUnavailable(f"the decision store {self.path} failed: {message}", busy=False) from None
+            except sqlite3.DatabaseError as exc:
+                raise StoreUnavailable(f"the decision store {self.path} cannot be read ({exc}): move the file away "
+                                       "and restart, or restore it", busy=False) from None
+        raise AssertionError("unreachable")
+
+    def _recreate(self) -> None:
+        try:
+            with contextlib.closing(self._connect()) as db:
+                db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"the decision store {self.path} could not be created ({exc})",
+                                   busy="locked" in str(exc)) from None
 
     def record(self, decision: Decision) -> Decision:
         """Store a validated decision (append-only); returns it with its id and time."""
         decision.check()
         row = {**asdict(decision), "decided_at": decision.decided_at or datetime.now(UTC).isoformat(timespec="seconds")}
         row.pop("id")
-        with self._connect() as db:
-            cursor = db.execute(f"INSERT INTO decisions ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                                tuple(row.values()))
-            return Decision(**row, id=cursor.lastrowid)
+        sql = f"INSERT INTO decisions ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
+        return Decision(**row, id=self._run(lambda db: db.execute(sql, tuple(row.values())).lastrowid))
 
     def history(self, run_key: str) -> list[Decision]:
         """Every decision on the run, oldest first."""
-        with self._connect() as db:
-            rows = db.execute("SELECT * FROM decisions WHERE run_key = ? ORDER BY id", (run_key,)).fetchall()
+        rows = self._run(lambda db: db.execute("SELECT * FROM decisions WHERE run_key = ? ORDER BY id",
+                                               (run_key,)).fetchall())
         return [Decision(**dict(row)) for row in rows]
 
     def current(self, run_key: str) -> dict[tuple[str, str], Decision]:
-        """The latest decision per (paragraph id, claim id) of the run."""
-        return {(d.paragraph_id, d.claim_id): d for d in self.history(run_key)}
+        """The latest decision per (paragraph id, claim id) of the run: one row per card read, however long the
+        history (the page and /api/state ask on every request)."""
+        rows = self._run(lambda db: db.execute(
+            "SELECT * FROM decisions WHERE id IN (SELECT MAX(id) FROM decisions WHERE run_key = ? "
+            "GROUP BY paragraph_id, claim_id) ORDER BY id", (run_key,)).fetchall())
+        return {(row["paragraph_id"], row["claim_id"]): Decision(**dict(row)) for row in rows}
 
     def runs(self) -> list[str]:
         """The run keys with decisions."""
-        with self._connect() as db:
-            return [row[0] for row in db.execute("SELECT DISTINCT run_key FROM decisions ORDER BY run_key")]
+        return [row[0] for row in self._run(
+            lambda db: db.execute("SELECT DISTINCT run_key FROM decisions ORDER BY run_key").fetchall())]
