@@ -1,4 +1,4 @@
-# python review.py run=<verify output dir or MLflow run id>                   # the review app on http://127.0.0.1:8765
+# python review.py run=<verify output dir or MLflow run id>                   # the app: prints its URL with a token
 # python review.py run=<verify output dir or MLflow run id> action=feedback   # decisions -> rows, thresholds, metrics
 """Review a checked report: a person accepts, rejects or revises each claim card in a local web app; the decisions
 (SQLite) flow back into training rows, business thresholds and the product metrics, logged to MLflow.

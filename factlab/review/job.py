@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from factlab.review.runs import ReviewTarget, resolve_run
 from factlab.review.store import DecisionStore
@@ -19,7 +20,8 @@ logger = logging.getLogger(__name__)
 def target_and_store(cfg: DictConfig) -> tuple[ReviewTarget, DecisionStore]:
     from factlab.tracking.store import tracking_uri
 
-    return resolve_run(str(cfg.run), tracking_uri(cfg.mlflow_uri), cfg.download_dir), DecisionStore(cfg.db)
+    return (resolve_run(str(cfg.run), tracking_uri(cfg.mlflow_uri), cfg.download_dir),
+            DecisionStore(cfg.db, timeout_s=float(cfg.db_timeout_s)))
 
 
 def run(cfg: DictConfig) -> dict:
@@ -32,14 +34,44 @@ def run(cfg: DictConfig) -> dict:
     raise ValueError(f"action={cfg.action!r}: expected serve or feedback (conf/review.yaml)")
 
 
+def launch(cfg: DictConfig, target: ReviewTarget, store: DecisionStore):
+    """The guarded app for `cfg`, its uvicorn config and its address; prints the launch URL (with the token) once.
+
+    Raises:
+        ReviewAccessError: `host` is not loopback and `allow_remote` is not set, or the token is too short.
+    """
+    from factlab.review.app import build_app, server_config
+    from factlab.review.security import Access, Limits, ReviewAccessError, host_name, is_loopback
+
+    host = str(cfg.host)
+    remote = not is_loopback(host)
+    if remote and not cfg.allow_remote:
+        raise ReviewAccessError(f"host={host}: not a loopback address, so the report (its sources, local paths) and "
+                                "the decisions would be open to other machines; use host=127.0.0.1, or set "
+                                "allow_remote=true if that is meant (conf/review.yaml)")
+    if cfg.token is not None and not str(OmegaConf.to_container(cfg, resolve=False)["token"]).startswith("${"):
+        logger.warning("token given in the config or on the command line: Hydra keeps it in the run's .hydra/ "
+                       "folder; set FACTLAB_REVIEW_TOKEN instead")
+    access = Access(**({"token": str(cfg.token)} if cfg.token is not None else {}),
+                    hosts=(host, *map(str, cfg.allowed_hosts)))
+    app = build_app(target, store, cfg.reviewer, access, Limits(**cfg.limits))
+    url = f"http://{host_name(host)}:{int(cfg.port)}/"
+    if remote:
+        warning = (f"WARNING: the review app listens on {host}:{cfg.port}, reachable from other machines "
+                   "(allow_remote=true); the token is still required, but it travels unencrypted (plain HTTP)")
+        logger.warning(warning)
+        print(f"\n{'!' * 100}\n{warning}\n{'!' * 100}\n", file=sys.stderr)
+    print(f"reviewing {target.key} ({len(target.versions())} cards; decisions in {store.path}) at "
+          f"{url}?token={access.token}")
+    return app, server_config(app, host, int(cfg.port)), url
+
+
 def serve(cfg: DictConfig, target: ReviewTarget, store: DecisionStore) -> dict:
+    """Run the review app until stopped (see `launch`); returns its address (without the token) and the run key."""
     import uvicorn
 
-    from factlab.review.app import build_app
-
-    url = f"http://{cfg.host}:{cfg.port}/"
-    print(f"reviewing {target.key} ({len(target.versions())} cards; decisions in {store.path}) at {url}")
-    uvicorn.run(build_app(target, store, cfg.reviewer), host=cfg.host, port=int(cfg.port), log_level="warning")
+    _, config, url = launch(cfg, target, store)
+    uvicorn.Server(config).run()
     return {"url": url, "run_key": target.key}
 
 

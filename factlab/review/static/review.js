@@ -14,6 +14,17 @@
   document.body.insertBefore(bar, document.body.firstChild);
   document.getElementById("review-who").textContent = state.reviewer;
 
+  function xsrf() {  // the _xsrf cookie the app set with the page, echoed in a header on every write
+    var m = document.cookie.match(/(?:^|;\s*)_xsrf=([^;]*)/);
+    return m ? decodeURIComponent(m[1]) : "";
+  }
+  function problem(r) {
+    var detail = r.body && r.body.detail;
+    if (Array.isArray(detail)) {
+      detail = detail.map(function (d) { return (d.loc || []).join(".") + ": " + d.msg; }).join("; ");
+    }
+    return detail ? String(detail) : r.status + " " + r.statusText;
+  }
   function key(el) { return el.dataset.paragraph + "/" + el.dataset.claim; }
   function progress() {
     var n = cards.filter(function (el) { return state.decisions[key(el)]; }).length;
@@ -40,11 +51,19 @@
     body.paragraph_id = el.dataset.paragraph;
     body.claim_id = el.dataset.claim;
     body.card_version = state.versions[key(el)];
-    return fetch("api/decisions", {method: "POST", headers: {"Content-Type": "application/json"},
+    return fetch("api/decisions", {method: "POST", credentials: "same-origin",
+                                   headers: {"Content-Type": "application/json", "X-XSRF-Token": xsrf()},
                                    body: JSON.stringify(body)})
-      .then(function (r) { return r.json().then(function (j) { return {ok: r.ok, body: j}; }); })
       .then(function (r) {
-        if (!r.ok) { error.textContent = r.body.detail || "not saved"; return; }
+        // an answer that is not JSON (a proxy's page, a crash) still reads as its status, never as a SyntaxError
+        return r.text().then(function (text) {
+          var parsed = null;
+          try { parsed = JSON.parse(text); } catch (e) { parsed = null; }
+          return {ok: r.ok, status: r.status, statusText: r.statusText, body: parsed};
+        });
+      })
+      .then(function (r) {
+        if (!r.ok) { error.textContent = "not saved: " + problem(r); return; }
         state.decisions[key(el)] = r.body;
         var form = el.querySelector(".review-form");
         if (form) form.remove();
