@@ -1,5 +1,6 @@
-"""The review loop without a browser: decisions stored durably and validated, the app's API (stale cards refused),
-feedback into training rows (leak-checked), refitted thresholds and the product metrics, and the notebook view."""
+"""The review loop without a browser: decisions stored durably and validated, the app's API on a real server (stale
+cards refused), feedback into training rows (leak-checked), refitted thresholds and the product metrics, and the
+notebook view. The app's trust boundary is tested in test_review_security.py."""
 
 from __future__ import annotations
 
@@ -7,21 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 
-from factlab.cards.model import write_cards_json
-from factlab.config import compose_config
-from factlab.review.app import build_app
 from factlab.review.job import feedback, target_and_store
 from factlab.review.store import Decision, DecisionError, DecisionStore
-
-
-@pytest.fixture()
-def review_cfg(tmp_path, small_report):
-    run = tmp_path / "verify-out"
-    write_cards_json(small_report, run / "cards.json")
-    return compose_config("review", [f"run={run}", f"db={tmp_path / 'reviews.sqlite'}", "tracking=off",
-                                     f"feedback.out_dir={tmp_path / 'reflow'}", "reviewer=tester"])
 
 
 def test_decisions_survive_a_reopened_store_and_keep_their_history(tmp_path):
@@ -46,26 +35,23 @@ def test_bad_decisions_are_refused_naming_the_field(tmp_path, fields, message):
         DecisionStore(tmp_path / "d.sqlite").record(Decision("r", "p1", "c1", "v1", **fields))
 
 
-def test_app_serves_the_cards_riskiest_first_and_records_decisions(review_cfg):
-    target, store = target_and_store(review_cfg)
-    client = TestClient(build_app(target, store, "tester"))
-    page = client.get("/").text
+def test_app_serves_the_cards_riskiest_first_and_records_decisions(served):
+    page = served.call("GET", "/").text
     assert 'id="review-state"' in page and 'class="review-tools"' not in page  # the script adds the tools
     assert page.index('id="para-p1"') < page.index('id="para-p2"')  # red first
-    state = client.get("/api/state").json()
+    state = served.call("GET", "/api/state").json()
     assert state["progress"] == {"decided": 0, "cards": len(state["versions"])} and state["reviewer"] == "tester"
-    key = next(iter(state["versions"]))
-    paragraph, claim = key.split("/")
-    body = {"paragraph_id": paragraph, "claim_id": claim, "card_version": state["versions"][key]}
-    assert client.post("/api/decisions", json={**body, "decision": "accept"}).status_code == 200
-    assert client.post("/api/decisions", json={**body, "decision": "reject"}).status_code == 400  # no reason
-    stale = client.post("/api/decisions", json={**body, "card_version": "0000", "decision": "accept"})
+    body = served.card()
+    assert served.call("POST", "/api/decisions", json={**body, "decision": "accept"}).status_code == 200
+    assert served.call("POST", "/api/decisions", json={**body, "decision": "reject"}).status_code == 400  # no reason
+    stale = served.call("POST", "/api/decisions", json={**body, "card_version": "0000", "decision": "accept"})
     assert stale.status_code == 409 and "reload" in stale.json()["detail"]
-    missing = client.post("/api/decisions", json={**body, "claim_id": "nope", "decision": "accept"})
+    missing = served.call("POST", "/api/decisions", json={**body, "claim_id": "nope", "decision": "accept"})
     assert missing.status_code == 404
-    after = client.get("/api/state").json()
+    after = served.call("GET", "/api/state").json()
+    key = f"{body['paragraph_id']}/{body['claim_id']}"
     assert after["decisions"][key]["decision"] == "accept" and after["progress"]["decided"] == 1
-    assert client.get("/api/metrics").json()["adoption"] == 1.0
+    assert served.call("GET", "/api/metrics").json()["adoption"] == 1.0
 
 
 def test_feedback_turns_decisions_into_rows_thresholds_and_metrics(review_cfg, small_report):
