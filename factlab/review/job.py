@@ -58,7 +58,8 @@ def launch(cfg: DictConfig, target: ReviewTarget, store: DecisionStore):
     url = f"http://{host_name(host)}:{int(cfg.port)}/"
     if remote:
         warning = (f"WARNING: the review app listens on {host}:{cfg.port}, reachable from other machines "
-                   "(allow_remote=true); the token is still required, but it travels unencrypted (plain HTTP)")
+                   "(allow_remote=true); the token is still required, but it travels unencrypted (plain HTTP); a "
+                   "browser elsewhere must use a Host name listed in allowed_hosts")
         logger.warning(warning)
         print(f"\n{'!' * 100}\n{warning}\n{'!' * 100}\n", file=sys.stderr)
     print(f"reviewing {target.key} ({len(target.versions())} cards; decisions in {store.path}) at "
