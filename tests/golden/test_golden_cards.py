@@ -45,10 +45,16 @@ def canonical(cards: dict) -> dict:
     return cards
 
 
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """One cache folder for the module: the bundled corpus is indexed once, not per run."""
+    return tmp_path_factory.mktemp("golden_cache")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(RUNS))
-def test_cards_match_the_recorded_run(name, tmp_path, monkeypatch):
-    monkeypatch.setenv("FACTLAB_CACHE", str(tmp_path / "cache"))
+def test_cards_match_the_recorded_run(name, cache, tmp_path, monkeypatch):
+    monkeypatch.setenv("FACTLAB_CACHE", str(cache))
     document, overrides = RUNS[name]
     out = tmp_path / "out"
     cfg = compose_config("verify", [f"input={EXAMPLES / document}", f"sources={CORPUS}", f"output_dir={out}",
