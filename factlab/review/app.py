@@ -108,6 +108,7 @@ def build_app(target: ReviewTarget, store: DecisionStore, reviewer: str, access:
     """
     from fastapi import FastAPI, HTTPException, Request
     from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
+    from starlette.concurrency import run_in_threadpool
 
     access, limits = access or Access(), limits or Limits()
     request_model = decision_request(limits)
@@ -145,7 +146,7 @@ def build_app(target: ReviewTarget, store: DecisionStore, reviewer: str, access:
         fields = body.model_dump(exclude={"reviewer"})
         try:
             decision = Decision(**fields, run_key=target.key, reviewer=body.reviewer or reviewer, business=business)
-            return asdict(store.record(decision))
+            return asdict(await run_in_threadpool(store.record, decision))  # a locked store waits off the event loop
         except DecisionError as exc:
             raise HTTPException(400, str(exc)) from None
 
