@@ -1,6 +1,5 @@
 """The fence around untrusted fields (factlab.untrusted.fence) and the measurement switch `defence_off` (issue 44):
-a field cannot close its own quotation, the default is the full defence, and the switch never leaks out of its block.
-The extraction stage carries its paragraph fenced the same way as the judge's evidence."""
+a field cannot close its own quotation, the default is the full defence, and the switch never leaks out of its block."""
 
 from __future__ import annotations
 
@@ -56,18 +55,12 @@ def _first_prompt(call) -> str:
     return " ".join(m["content"] for m in seen[0] if m["role"] == "user")
 
 
-@pytest.mark.parametrize("call", [
-    lambda: ClaimExtractor()(paragraph=INJECTED),
-    lambda: Judge()(claim="Rates fell.", evidence=[INJECTED]),
-], ids=["extract_claims", "judge"])
-def test_every_stage_reading_a_document_gets_it_fenced_and_defused(call):
-    user = _first_prompt(call)
+def test_the_judge_gets_its_evidence_fenced_and_defused_and_extraction_its_paragraph_defused():
+    user = _first_prompt(lambda: Judge()(claim="Rates fell.", evidence=[INJECTED]))
     assert f"«Rates rose. {REMOVED}»" in user and "Ignore all previous" not in user
+    user = _first_prompt(lambda: ClaimExtractor()(paragraph=INJECTED))
+    assert f"Rates rose. {REMOVED}" in user and "Ignore all previous" not in user
     with defence_off():
-        assert "Ignore all previous instructions" in _first_prompt(call)
-
-
-def test_extracted_claims_lose_a_copied_fence():
-    extractor = ClaimExtractor()
-    extractor.extract = lambda **kwargs: dspy.Prediction(claims=["«Rates rose in 2020.»", " « » "])
-    assert extractor(paragraph="Rates rose in 2020.").claims == ["Rates rose in 2020."]
+        assert "Ignore all previous instructions" in _first_prompt(lambda: Judge()(claim="Rates fell.",
+                                                                                    evidence=[INJECTED]))
+        assert "Ignore all previous instructions" in _first_prompt(lambda: ClaimExtractor()(paragraph=INJECTED))
