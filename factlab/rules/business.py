@@ -9,7 +9,9 @@ Decision order (each step can only keep or downgrade the label):
 1. Support / partial support below `min_confidence` is ignored (with a hint); so is a support / partial support
    that the snippet's own words do not back (a judge steered by text inside the snippet, or guessing, is not
    evidence): in the claim's language, fewer than `min_support_overlap` of the claim's content words (CJK
-   bigrams) occur in it; across languages, it states none of the claim's numbers.
+   bigrams) occur in it; across languages, it states none of the claim's numbers; and a snippet that holds
+   instruction-like text (`factlab.untrusted.is_steering`: it addresses the model) never supports anything: a
+   model that read it may have been steered, and the rules do not follow instructions.
 2. No support / partial / contradict left -> `unverifiable` (never `wrong`).
 3. The decision is taken at the best (lowest-number) tier holding a decisive judgment: support and
    contradict there -> `disputed`; contradict -> `wrong`; support -> `correct`; only partial -> `disputed`.
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from factlab.matching.text import content_containment, numbers
 from factlab.schema import LABELS, RELATIONS, RISK_LEVELS, Evidence, Judgment, detect_language
+from factlab.untrusted import is_steering
 
 if TYPE_CHECKING:
     from factlab.rules.citations import CitationCheck
@@ -290,6 +293,8 @@ class BusinessRules:
 
     def _unbacked(self, claim: str | None, snippet: str) -> str | None:
         """Why the snippet's words do not back a support of `claim`, or None when they do (or there is no claim)."""
+        if is_steering(snippet):
+            return "it holds instruction-like text addressed to the model (factlab.untrusted), so it backs nothing"
         if claim is None:
             return None
         if detect_language(claim) == detect_language(snippet):
