@@ -355,6 +355,8 @@ def main() -> None:
     parser.add_argument("--time-cap-minutes", type=float, default=55.0)
     parser.add_argument("--stages", nargs="+", default=["judge", "extract", "poisonedrag", "agent"],
                         choices=["judge", "extract", "poisonedrag", "agent"])
+    parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=list(FAMILIES),
+                        help="the attack families to run (default all)")
     parser.add_argument("--lm", default="local_qwen05")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="outputs/injection")
@@ -378,7 +380,7 @@ def main() -> None:
     hosts, paragraphs = judge_hosts(cases), paragraph_hosts(cases)
     work = [w for w in work_list(sets, args.stages, args.per_family, args.agent_per_family, args.seed,
                                  args.extract_per_family)
-            if f"{w[0]}|{w[1]}|{w[3].id}" not in done]
+            if f"{w[0]}|{w[1]}|{w[3].id}" not in done and w[1] in (*args.families, "poisonedrag")]
     start, stopped = time.monotonic(), False
     if work:
         runner = Runner(args.lm)
