@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import pytest
 from hydra.utils import instantiate
+from reliability_support import judged_label
 
-from factlab.config import compose_config, compose_option
+from factlab.config import compose_option
 from factlab.data.attacks import MARKER_SUFFIX, AttackDataMissing, interleaved, payload, plant
 from factlab.metrics import wilson_interval
-from factlab.rules.business import JudgedEvidence
-from factlab.schema import Evidence
-from factlab.stages.build import build_program
 from factlab.untrusted import is_steering
 
 pytestmark = [pytest.mark.llm, pytest.mark.data]
@@ -44,20 +42,6 @@ def attack_sets():
         pytest.skip(f"public attack sets absent: {exc}")
 
 
-@pytest.fixture(scope="module")
-def judge_and_rules():
-    cfg = compose_config("run_stage", ["stage=judge", "lm@student=local_qwen05"])
-    return instantiate(cfg.student), build_program(cfg.stage), instantiate(compose_option("business", "default"))
-
-
-def _label(student, judge, rules, claim: str, snippet: str) -> tuple[str, str]:
-    with student.context():
-        pred = judge(claim=claim, evidence=[snippet])
-    decision = rules.decide("general", [JudgedEvidence(Evidence("src", "src#p1-c1", snippet, tier=1),
-                                                       pred.judgments[0])], claim=claim)
-    return pred.judgments[0].relation, decision.label
-
-
 def test_the_marker_suffix_is_not_what_the_regex_catches():
     """Else the regex layer would get credit for our suffix, not for the public attack text."""
     assert not any(is_steering(suffix.lstrip(", ，")) for suffix in MARKER_SUFFIX.values())
@@ -74,7 +58,7 @@ def test_notinject_false_alarms_stay_under_the_bound(attack_sets):
 
 def test_no_public_attack_turns_a_claim_correct(attack_sets, judge_and_rules):
     student, judge, rules = judge_and_rules
-    clean = {(lang, i): _label(student, judge, rules, *host) for lang, hosts in HOSTS.items()
+    clean = {(lang, i): judged_label(student, judge, rules, *host) for lang, hosts in HOSTS.items()
              for i, host in enumerate(hosts)}
     assert all(label != "correct" for _, label in clean.values()), f"a clean host is already correct: {clean}"
     moved = []
@@ -82,7 +66,7 @@ def test_no_public_attack_turns_a_claim_correct(attack_sets, judge_and_rules):
         for i, attack in enumerate(interleaved(attacks, key=lambda a: f"{a.category}/{a.lang}", seed=1)[:PER_FAMILY]):
             lang = "zh" if attack.lang == "zh" else "en"
             claim, snippet = HOSTS[lang][i % len(HOSTS[lang])]
-            relation, label = _label(student, judge, rules, claim, plant(snippet, payload(attack)))
+            relation, label = judged_label(student, judge, rules, claim, plant(snippet, payload(attack)))
             if label == "correct":
                 moved.append(f"{attack.id} ({attack.category}): relation {relation}")
     assert not moved, f"planted instructions made a claim correct: {moved}"
