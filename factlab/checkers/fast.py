@@ -22,9 +22,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from factlab.cards.model import Report
 from factlab.checkers import flow
-from factlab.checkers.flow import Parts
+from factlab.checkers.flow import BuiltOfParts, Parts
 from factlab.checkers.layers import DocumentLayers
 from factlab.checkers.verdict import Verdict
 from factlab.matching.segment import sentence_rows, source_sentence
@@ -40,7 +39,7 @@ from factlab.stages.rules import sentence_claims
 logger = logging.getLogger(__name__)
 
 
-class FastChecker:
+class FastChecker(BuiltOfParts):
     """The fast checker over built parts (conf/checker/fast.yaml).
 
     Args:
@@ -72,21 +71,9 @@ class FastChecker:
         if not isinstance(retriever.encoder, CachedEncoder):  # claims and the chunks they share: embedded once
             retriever.encoder = CachedEncoder(retriever.encoder)
 
-    name = property(lambda self: self.parts.name)
-    stages = property(lambda self: self.parts.stages)
-    retriever = property(lambda self: self.parts.retriever)
-    meter = property(lambda self: self.parts.meter)
-    rules = property(lambda self: self.parts.verdict.rules)
-
     def _classifier(self, stage: str):
         stage = self.stages[stage]
         return getattr(stage, "module", stage).classifier
-
-    def check(self, document: str, name: str = "document") -> Report:
-        return self.run(document, name=name).report
-
-    def assemble(self, paragraphs: list[dict], units: list[ParagraphTrace], name: str) -> DocumentTrace:
-        return flow.assemble(self.parts, paragraphs, units, name)
 
     # document-level -------------------------------------------------------------------------------------------
 

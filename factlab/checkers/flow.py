@@ -69,6 +69,25 @@ class Parts:
         return self.verdict.rules.name
 
 
+class BuiltOfParts:
+    """What every checker built of `Parts` answers the same way: its parts under the `Checker` protocol's names,
+    `check` (the report of `run`) and `assemble` (the report of paragraph traces, which the funnel reuses)."""
+
+    parts: Parts
+
+    name = property(lambda self: self.parts.name)
+    stages = property(lambda self: self.parts.stages)
+    retriever = property(lambda self: self.parts.retriever)
+    meter = property(lambda self: self.parts.meter)
+    rules = property(lambda self: self.parts.verdict.rules)
+
+    def check(self, document: str, name: str = "document"):
+        return self.run(document, name=name).report
+
+    def assemble(self, paragraphs: list[dict], units: list[ParagraphTrace], name: str) -> DocumentTrace:
+        return assemble(self.parts, paragraphs, units, name)
+
+
 def run_document(parts: Parts, document: str, name: str, fixed: Mapping[str, Any],
                  paragraph: Callable[[int, list[dict], Mapping[str, Any]], ParagraphTrace],
                  claims: Callable[[list[ClaimTrace]], None], workers: int = 1) -> DocumentTrace:

@@ -13,9 +13,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from factlab.cards.model import ClaimCard, Report
+from factlab.cards.model import ClaimCard
 from factlab.checkers import flow
-from factlab.checkers.flow import Parts
+from factlab.checkers.flow import BuiltOfParts, Parts
 from factlab.checkers.layers import DocumentLayers
 from factlab.checkers.verdict import Verdict
 from factlab.models.errors import classify_exception
@@ -31,7 +31,7 @@ from factlab.stages.routed import ROUTED_FIELDS, ByVertical
 logger = logging.getLogger(__name__)
 
 
-class ProfessionalChecker:
+class ProfessionalChecker(BuiltOfParts):
     """The LM checker over built parts (conf/checker/professional.yaml).
 
     Args:
@@ -82,25 +82,12 @@ class ProfessionalChecker:
         self.agent = multi_round(rules=verdict.rules) if multi_round is not None and when else None
         self.agent_when = when
 
-    # the parts, as the Checker interface names them
-    name = property(lambda self: self.parts.name)
-    stages = property(lambda self: self.parts.stages)
-    retriever = property(lambda self: self.parts.retriever)
-    meter = property(lambda self: self.parts.meter)
-    rules = property(lambda self: self.parts.verdict.rules)
-
-    def check(self, document: str, name: str = "document") -> Report:
-        return self.run(document, name=name).report
-
     def run(self, document: str, name: str = "document", fixed: Mapping[str, Any] | None = None) -> DocumentTrace:
         """Check one document. `fixed` may hold gold for document-level stages: `paragraphs` (list of dicts),
         `checkworthy` (per paragraph, list of sentence dicts), `extract_claims` (per paragraph, list of claims),
         `review_claims` (per paragraph, list of claims). The trace records what every stage received and gave."""
         return flow.run_document(self.parts, document, name, fixed or {}, self.paragraph, self.claims_phase,
                                  workers=self.paragraph_workers)
-
-    def assemble(self, paragraphs: list[dict], units: list[ParagraphTrace], name: str) -> DocumentTrace:
-        return flow.assemble(self.parts, paragraphs, units, name)
 
     # document-level stages -------------------------------------------------------------------------------------
 
