@@ -1,0 +1,1 @@
+"""Evidence from the web: search backends (search.py), page fetching (fetch.py)."""
