@@ -11,7 +11,8 @@ True
 from __future__ import annotations
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("schema", "textio", "config", "runtime", "metrics", "atomic", "untrusted", "layers"),  # foundation helpers
+    ("schema", "textio", "config", "runtime", "metrics", "atomic", "untrusted", "layers",
+     "secrets"),  # foundation helpers
     ("matching",),  # text similarity, paragraph and sentence splitting, the claim matcher (pure)
     ("tracking", "models", "retrieval", "rules", "data",  # stores, models stages run on, evidence, label policy, data,
      "knowledge"),  # reference libraries (read-only) and factlab's notes on them

@@ -5,36 +5,16 @@ DSPy's disk cache; and never let a secret reach an error message.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from factlab.secrets import register_secret, scrub  # noqa: F401 - re-exported: the LM backends register here
+
 _REFUSAL = re.compile(r"\b(I('| a)m sorry|I cannot|I can't|as an AI)\b|抱歉|无法(回答|提供)", re.IGNORECASE)
-_SECRET_ENV = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)", re.IGNORECASE)
-_SECRETS: set[str] = set()  # values registered by the LM backends that read them (an API key from its env var)
 INFRA_KINDS = ("connection", "timeout")  # failures of the server, not of the item
-
-
-def register_secret(value: str | None) -> None:
-    """Remember a secret value so `scrub` removes it from every error text (an endpoint may echo the key back)."""
-    if value and len(value) >= 6:
-        _SECRETS.add(value)
-
-
-def scrub(text: str) -> str:
-    """`text` with every registered secret, and the value of every secret-looking env var, replaced by ***.
-
-    >>> register_secret("sk-test-123456"); scrub("401: invalid key sk-test-123456 for model x")
-    '401: invalid key *** for model x'
-    """
-    secrets = set(_SECRETS)
-    secrets.update(v for k, v in os.environ.items() if _SECRET_ENV.search(k) and v and len(v) >= 8)
-    for secret in sorted(secrets, key=len, reverse=True):
-        text = text.replace(secret, "***")
-    return text
 
 
 @dataclass
