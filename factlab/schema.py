@@ -136,6 +136,7 @@ class Evidence:
     start: int = 0  # character offset of `text` inside the chunk's source text
     end: int = 0
     corroborated_by: list[str] = field(default_factory=list)  # other domains carrying the same content
+    published: str = ""  # ISO date of the page (a web page's published or updated date); "" = the source record's
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -98,6 +98,7 @@ class EvidenceItem(_Record):
     domain: str = ""
     title: str = ""
     url: str = ""
+    published: str = ""  # the page's date (web evidence) or the source record's date / year
 
     def __post_init__(self) -> None:
         if self.relation not in RELATIONS:
@@ -229,6 +230,7 @@ class Report(_Record):
     chunks: dict[str, str] = field(default_factory=dict)  # chunk_id -> chunk text, for the Sources section
     skipped_sources: list[str] = field(default_factory=list)  # "path[:line]: reason" of sources that were not read
     findings: list[LayerFinding] = field(default_factory=list)  # the consistency / logic layers' findings
+    egress: dict[str, Any] = field(default_factory=dict)  # a web search: backend, every query sent, every host asked
 
     def claims(self) -> list[tuple[ParagraphCard, ClaimCard]]:
         """Every (paragraph, claim) pair in document order."""

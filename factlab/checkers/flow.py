@@ -53,11 +53,11 @@ class Parts:
     progress: bool = True
     sources: list = field(default_factory=list)
 
-    def __post_init__(self) -> None:
-        """The source records (titles, urls, dates: for cards, citation and timeliness checks) are the index's."""
+    def source_records(self) -> list:
+        """The source records (titles, urls, dates: for cards, citation and timeliness checks): `sources` when given,
+        else the retriever's index's as they are now (a web search adds the pages it fetched as it goes)."""
         index = getattr(self.retriever, "index", None)
-        if not self.sources and index is not None:
-            self.sources = list(index.sources.values())
+        return self.sources or (list(index.sources.values()) if index is not None else [])
 
     @property
     def skipped_sources(self) -> list[str]:
@@ -132,6 +132,9 @@ def assemble(parts: Parts, paragraphs: list[dict], units: list[ParagraphTrace], 
     chunks = {e.chunk_id: e.text for unit in units for t in unit.claims for e in t.evidence}
     report = build_report(document=name, business=parts.business, paragraphs=cards, chunks=chunks,
                           skipped_sources=parts.skipped_sources, findings=parts.layers.findings(cards, units))
+    egress = getattr(parts.retriever, "egress", None)
+    if egress is not None:  # a web search: every query sent and every host asked, on the report
+        report.egress = egress()
     report.summary["ungrounded_claims"] = sum(len(u.ungrounded) for u in units)
     report.summary["checker"] = parts.name
     return DocumentTrace(paragraphs, units, report)
@@ -152,8 +155,9 @@ def check_claim(parts: Parts, trace: ClaimTrace, fixed: Mapping[str, Any] | None
         trace.queries = list(fixed[StageName.QUERY_REWRITE]) if StageName.QUERY_REWRITE in fixed else list(meter.call(
             StageName.QUERY_REWRITE, stages[StageName.QUERY_REWRITE], claim=trace.text).queries)
         stage = "retrieval"
+        where = {"vertical": trace.vertical} if getattr(parts.retriever, "takes_vertical", False) else {}
         trace.evidence = list(fixed["retrieval"]) if "retrieval" in fixed else meter.call(
-            "retrieval", parts.retriever.search, queries=trace.queries, k=k, claim=trace.text)
+            "retrieval", parts.retriever.search, queries=trace.queries, k=k, claim=trace.text, **where)
         stage = StageName.JUDGE
         if StageName.JUDGE in fixed:
             trace.judgments = list(fixed[StageName.JUDGE])
@@ -172,7 +176,7 @@ def check_claim(parts: Parts, trace: ClaimTrace, fixed: Mapping[str, Any] | None
 
 
 def decide(parts: Parts, trace: ClaimTrace) -> ClaimCard:
-    return parts.verdict.decide(trace, parts.sources, parts.name)
+    return parts.verdict.decide(trace, parts.source_records(), parts.name)
 
 
 def error_card(parts: Parts, trace: ClaimTrace) -> None:

@@ -37,8 +37,8 @@ def run(cfg: DictConfig) -> dict:
 
         return run_nearline(cfg)
     document = read_text_file(cfg.input, max_chars=cfg.max_document_chars)
-    if not Path(cfg.sources).exists():
-        raise InputError(f"sources folder not found: {cfg.sources} (set sources=<folder>)")
+    if "sources" in cfg.retriever and not Path(str(cfg.sources)).exists():  # the web searchers read no folder
+        raise InputError(f"sources folder not found: {cfg.sources} (set sources=<folder>, or search=searxng|brave)")
     started = time.perf_counter()
     out = Path(cfg.output_dir)
     with tracked_run(cfg, "verify", run_name=Path(cfg.input).name) as track:
