@@ -1,8 +1,10 @@
-"""The on-disk index: a folder with sources.jsonl, chunks.jsonl (with BM25 tokens), embeddings.npy, manifest.json.
+"""The on-disk index: segments of chunks, BM25 and vectors under one manifest (factlab/retrieval/store.py).
 
 Building is incremental: a file whose sha256 (and the ingest settings) did not change is not re-read, and a
-chunk whose text was embedded before by the same encoder is not re-embedded. Deleted files drop out. Every
-build rewrites the folder from scratch (each file replaced atomically), so re-building is idempotent.
+chunk whose text was embedded before by the same encoder is not re-embedded. The chunks of new and changed files go
+into one new segment; removed and changed sources are tombstoned in the segments that hold them; nothing else is
+rewritten, and a build that finds nothing changed writes nothing. An index folder of the old format (sources.jsonl,
+chunks.jsonl, embeddings.npy, manifest.json format 1) is migrated once, on open, into one segment.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from factlab.atomic import atomic_writer, build_lock
+from factlab.retrieval import store
 from factlab.retrieval.encoders import Encoder
 from factlab.retrieval.ingest import FileIngest, check_folder, drop_duplicate_ids, file_fingerprint, ingest_file
 from factlab.retrieval.records import Chunk, IngestIssue, Source
@@ -26,8 +29,8 @@ from factlab.retrieval.tokenizer import tokenize
 
 logger = logging.getLogger(__name__)
 
-INDEX_FORMAT = 1
-MANIFEST = "manifest.json"
+LEGACY_FORMAT = 1  # the whole-folder format before segments; read once, to migrate it
+MANIFEST = store.MANIFEST
 SOURCES = "sources.jsonl"
 CHUNKS = "chunks.jsonl"
 EMBEDDINGS = "embeddings.npy"
@@ -57,82 +60,84 @@ def indexed_text(chunk: Chunk, source: Source, with_title: bool) -> str:
     return f"{source.title}\n{chunk.text}"
 
 
-@dataclass
-class Index:
-    """Sources, chunks (with their BM25 tokens) and one embedding row per chunk, as stored in an index folder."""
-
-    sources: dict[str, Source]
-    chunks: list[Chunk]
-    tokens: list[list[str]]
-    embeddings: np.ndarray
-    manifest: dict
+class Index(store.SegmentedIndex):
+    """A read-only snapshot of an index folder: `sources`, `chunks`, `embeddings`, `manifest`, memory-mapped."""
 
     @classmethod
     def load(cls, index_dir: str | Path) -> Index:
-        """Read an index folder written by `build_index`, waiting while another process builds it (the build lock),
-        so the four files are read as one set.
+        """Open the index folder as it is now; a writer that replaces the manifest later does not change this snapshot.
 
         Raises:
-            FileNotFoundError: the folder or one of its files is missing.
-            ValueError: the files disagree with each other or come from another index format.
+            FileNotFoundError: no index in the folder.
+            ValueError: the folder holds an index format this code does not read.
         """
-        with build_lock(Path(index_dir)):
-            return cls._read(Path(index_dir))
-
-    @classmethod
-    def _read(cls, folder: Path) -> Index:
-        manifest_path = folder / MANIFEST
-        if not manifest_path.exists():
-            raise FileNotFoundError(
-                f"no index at {folder.resolve()} ({MANIFEST} missing); build it with Retriever.build(sources_dir, "
-                f"{folder}, cfg)"
-            )
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        if manifest["format"] != INDEX_FORMAT:
-            raise ValueError(
-                f"{manifest_path}: index format {manifest['format']}, this code reads {INDEX_FORMAT}; rebuild it"
-            )
-        sources = {}
-        for line in (folder / SOURCES).read_text(encoding="utf-8").splitlines():
-            source = Source.from_dict(json.loads(line))
-            sources[source.source_id] = source
-        chunks, tokens = [], []
-        for line in (folder / CHUNKS).read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
-            chunks.append(Chunk.from_dict(row))
-            tokens.append(row["tokens"])
-        embeddings = np.load(folder / EMBEDDINGS)
-        if len(embeddings) != len(chunks) or len(chunks) != manifest["n_chunks"]:
-            raise ValueError(
-                f"index at {folder.resolve()} is inconsistent: {len(chunks)} chunks, {len(embeddings)} embeddings, "
-                f"manifest says {manifest['n_chunks']} (an interrupted build?); rebuild it"
-            )
-        return cls(sources, chunks, tokens, embeddings, manifest)
-
-    def save(self, index_dir: str | Path) -> None:
-        """Write the index folder; the manifest goes last so a crash leaves the old manifest -> a load error."""
         folder = Path(index_dir)
-        folder.mkdir(parents=True, exist_ok=True)
-        _atomic_write(folder / EMBEDDINGS, lambda fh: np.save(fh, self.embeddings), binary=True)
-        _atomic_write(
-            folder / SOURCES,
-            lambda fh: fh.writelines(
-                json.dumps(source.to_dict(), ensure_ascii=False) + "\n" for source in self.sources.values()
-            ),
-        )
-        _atomic_write(
-            folder / CHUNKS,
-            lambda fh: fh.writelines(
-                json.dumps({**chunk.to_dict(), "tokens": tokens}, ensure_ascii=False) + "\n"
-                for chunk, tokens in zip(self.chunks, self.tokens, strict=True)
-            ),
-        )
-        _atomic_write(folder / MANIFEST, lambda fh: json.dump(self.manifest, fh, ensure_ascii=False, indent=1))
+        for _ in range(20):
+            manifest = store.read_manifest(folder)
+            if manifest is None:
+                raise FileNotFoundError(
+                    f"no index at {folder.resolve()} ({MANIFEST} missing); build it with Retriever.build(sources_dir, "
+                    f"{folder}, cfg)"
+                )
+            if manifest["format"] == LEGACY_FORMAT:
+                with store.writer_lock(folder, wait=True):
+                    migrate_legacy(folder)
+                continue
+            if manifest["format"] != store.FORMAT:
+                raise ValueError(
+                    f"{folder / MANIFEST}: index format {manifest['format']}, this code reads {store.FORMAT} (and "
+                    f"migrates {LEGACY_FORMAT}); rebuild it with Retriever.build"
+                )
+            try:
+                return cls(folder, manifest, store.open_segments(folder, manifest))
+            except store.SegmentsGone:
+                continue  # a writer replaced the manifest and dropped a segment meanwhile: read the new one
+        raise RuntimeError(f"index at {folder.resolve()} kept changing while it was opened (20 tries); try again")
 
 
-def _atomic_write(path: Path, write, binary: bool = False) -> None:
-    with atomic_writer(path, binary=binary) as fh:
-        write(fh)
+def _read_legacy(folder: Path) -> tuple[dict, list[Source], list[Chunk], list[list[str]], np.ndarray]:
+    """The four files of a format-1 index folder, checked against each other."""
+    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    sources = [Source.from_dict(json.loads(line))
+               for line in (folder / SOURCES).read_text(encoding="utf-8").splitlines()]
+    chunks, tokens = [], []
+    for line in (folder / CHUNKS).read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        chunks.append(Chunk.from_dict(row))
+        tokens.append(row["tokens"])
+    embeddings = np.load(folder / EMBEDDINGS)
+    if len(embeddings) != len(chunks) or len(chunks) != manifest["n_chunks"]:
+        raise ValueError(
+            f"index at {folder.resolve()} is inconsistent: {len(chunks)} chunks, {len(embeddings)} embeddings, "
+            f"manifest says {manifest['n_chunks']} (an interrupted build?); rebuild it"
+        )
+    return manifest, sources, chunks, tokens, embeddings
+
+
+def migrate_legacy(folder: Path) -> None:
+    """Rewrite a format-1 index folder as one segment + a format-2 manifest, then delete the old files.
+
+    The caller holds the writer lock. Nothing is re-embedded or re-tokenised: rows keep their order, so search gives
+    the same results as a fresh build.
+    """
+    manifest = store.read_manifest(folder)
+    if manifest is None or manifest["format"] != LEGACY_FORMAT:
+        return  # another process migrated it while this one waited for the lock
+    old, sources, chunks, tokens, embeddings = _read_legacy(folder)
+    by_id = {source.source_id: source for source in sources}
+    name = "seg-000001"
+    entry = store.write_segment(
+        folder, name, sources=sources, chunks=chunks, files=[by_id[chunk.source_id].path for chunk in chunks],
+        tokens=tokens, vectors=embeddings.reshape(len(chunks), int(old["dim"])),
+        digests=[bytes.fromhex(digest) for digest in old["indexed_text_sha256"]],
+    )
+    fields = ("encoder", "dim", "settings", "sources_dir", "n_sources", "n_chunks", "files")
+    store.write_manifest(folder, {"format": store.FORMAT, "generation": 1, **{key: old[key] for key in fields},
+                                  "segments": [entry] if chunks or sources else []})
+    for legacy in (SOURCES, CHUNKS, EMBEDDINGS):
+        (folder / legacy).unlink(missing_ok=True)
+    logger.info("migrated the format-%d index at %s to segments (%d sources, %d chunks, one segment)",
+                LEGACY_FORMAT, folder, len(sources), len(chunks))
 
 
 @dataclass
@@ -147,17 +152,6 @@ class BuildReport:
     n_reused: int = 0  # chunks whose stored embedding was reused
     issues: list[IngestIssue] = field(default_factory=list)
     seconds: float = 0.0
-
-
-def _previous(index_dir: Path) -> Index | None:
-    """The index already in `index_dir`, or None when there is none or it cannot be read (then rebuild all)."""
-    if not (index_dir / MANIFEST).exists():
-        return None
-    try:
-        return Index._read(index_dir)  # the caller holds the build lock
-    except (ValueError, KeyError, OSError, json.JSONDecodeError) as exc:
-        logger.warning("ignoring the unreadable index at %s (%s); rebuilding from scratch", index_dir, exc)
-        return None
 
 
 def build_index(
@@ -188,13 +182,31 @@ def build_index(
     Returns:
         The index (also saved) and a report of what was re-read and re-embedded.
 
-    Concurrent builds of one folder take turns (an inter-process lock): the second finds the first one's index and
-    reuses every chunk of it.
+    Concurrent builds of one folder take turns (the writer lock, waited for): the second finds the first one's index
+    and reuses every chunk of it. Readers never wait: they keep the snapshot they opened.
     """
-    with build_lock(Path(index_dir)):
+    with store.writer_lock(Path(index_dir), wait=True):
         return _build_index(sources_dir, index_dir, encoder=encoder, tiers=tiers, max_chars=max_chars,
                             default_vertical=default_vertical, with_title=with_title,
                             embed_batch_size=embed_batch_size, progress=progress)
+
+
+def _previous(folder: Path) -> Index | None:
+    """The index already in `folder` (migrated when it is of the old format), or None when there is none or it cannot
+    be read (then everything is rebuilt). The caller holds the writer lock."""
+    try:
+        manifest = store.read_manifest(folder)
+        if manifest is None:
+            return None
+        if manifest["format"] == LEGACY_FORMAT:
+            migrate_legacy(folder)
+            manifest = store.read_manifest(folder)
+        if manifest["format"] != store.FORMAT:
+            raise ValueError(f"index format {manifest['format']}")
+        return Index(folder, manifest, store.open_segments(folder, manifest))
+    except (ValueError, KeyError, OSError, json.JSONDecodeError, store.SegmentsGone) as exc:
+        logger.warning("ignoring the unreadable index at %s (%s); rebuilding from scratch", folder, exc)
+        return None
 
 
 def _build_index(sources_dir: str | Path, index_dir: str | Path, *, encoder: Encoder, tiers: TierTables,
@@ -210,90 +222,142 @@ def _build_index(sources_dir: str | Path, index_dir: str | Path, *, encoder: Enc
         "tiers": tiers.fingerprint(),
     }
     old = _previous(folder)
-    old_files = old.manifest["files"] if old is not None and old.manifest["settings"] == settings else {}
-    old_by_path: dict[str, list[tuple[Source, list[Chunk], list[list[str]]]]] = {}
-    if old is not None:
-        chunk_rows: dict[str, list[int]] = {}
-        for row, chunk in enumerate(old.chunks):
-            chunk_rows.setdefault(chunk.source_id, []).append(row)
-        for source in old.sources.values():
-            rows = chunk_rows.get(source.source_id, [])
-            old_by_path.setdefault(source.path, []).append(
-                (source, [old.chunks[row] for row in rows], [old.tokens[row] for row in rows])
-            )
+    reusable = old is not None and old.manifest["settings"] == settings and old.manifest["encoder"] == encoder.name
+    old_files = old.manifest["files"] if reusable else {}
+    fingerprints = {path: file_fingerprint(root, path) for path in files}
+    unchanged = {path for path in files if path in old_files and old_files[path]["sha256"] == fingerprints[path]
+                 and not old_files[path]["dropped_duplicates"]}
+    # every live source of an unchanged file, with the segment holding it: they take part in the duplicate-id check
+    stored: dict[str, list[tuple[Source, int]]] = {}
+    if old is not None and reusable:
+        for number, segment in enumerate(old.segments):
+            for row in range(segment.n_sources):
+                source = segment.source(row)
+                if source.path in unchanged and source.source_id not in segment.deleted:
+                    stored.setdefault(source.path, []).append((source, number))
     report = BuildReport()
     results: list[tuple[str, FileIngest]] = []
     file_entries: dict[str, dict] = {}
-    token_cache: dict[str, list[str]] = {}
     for path in files:
-        fingerprint = file_fingerprint(root, path)
-        previous = old_files.get(path)
-        if previous is not None and previous["sha256"] == fingerprint and not previous["dropped_duplicates"]:
-            stored = old_by_path.get(path, [])
-            result = FileIngest(
-                [(source, chunks) for source, chunks, _ in stored],
-                [IngestIssue(**issue) for issue in previous["issues"]],
-            )
-            for _, chunks, tokens in stored:
-                token_cache.update((chunk.chunk_id, toks) for chunk, toks in zip(chunks, tokens, strict=True))
+        if path in unchanged:
+            result = FileIngest([(source, []) for source, _ in stored.get(path, [])],
+                                [IngestIssue(**issue) for issue in old_files[path]["issues"]])
         else:
             result = ingest_file(root, path, max_chars=max_chars, tiers=tiers, default_vertical=default_vertical)
             report.files_read.append(path)
         results.append((path, result))
-        file_entries[path] = {"sha256": fingerprint, "issues": [issue.to_dict() for issue in result.issues]}
+        file_entries[path] = {"sha256": fingerprints[path], "issues": [issue.to_dict() for issue in result.issues]}
     report.files_removed = sorted(set(old.manifest["files"]) - set(files)) if old is not None else []
-    sources, chunks, issues = drop_duplicate_ids(results)
+    sources, _, issues = drop_duplicate_ids(results)
     # a source dropped as a duplicate may be kept next time (its rival deleted), so such files are always re-read
     kept = {(source.path, source.line) for source in sources}
     for path, result in results:
         dropped = sum((source.path, source.line) not in kept for source, _ in result.entries)
         file_entries[path]["dropped_duplicates"] = dropped
-    by_id = {source.source_id: source for source in sources}
-    texts = [indexed_text(chunk, by_id[chunk.source_id], with_title) for chunk in chunks]
-    tokens = [token_cache.get(chunk.chunk_id) or tokenize(text) for chunk, text in zip(chunks, texts, strict=True)]
-    embeddings = _embed(texts, old, encoder, embed_batch_size, progress, report)
+    new_sources = [source for source in sources if source.path not in unchanged]
+    chunks_of = {source.source_id: chunks for path, result in results if path not in unchanged
+                 for source, chunks in result.entries}
+    new_chunks = [chunk for source in new_sources for chunk in chunks_of[source.source_id]]
+    segments = _tombstone(old, kept, unchanged) if old is not None and reusable else []
+    generation = old.manifest["generation"] + 1 if old is not None else 1
+    changed = old is None or not reusable or bool(new_sources) or segments != old.manifest["segments"]
+    if not changed and file_entries == old.manifest["files"]:
+        report.n_sources, report.n_chunks, report.issues = len(sources), len(old.chunks), issues
+        report.n_reused = len(old.chunks)
+        report.seconds = time.perf_counter() - started
+        logger.info("index %s: nothing changed (%d sources, %d chunks)", folder, len(sources), len(old.chunks))
+        return old, report
+    if new_sources:
+        by_id = {source.source_id: source for source in new_sources}
+        texts = [indexed_text(chunk, by_id[chunk.source_id], with_title) for chunk in new_chunks]
+        embeddings = _embed(texts, old, encoder, embed_batch_size, progress, report)
+        entry = store.write_segment(
+            folder, f"seg-{generation:06d}", sources=new_sources, chunks=new_chunks,
+            files=[by_id[chunk.source_id].path for chunk in new_chunks], tokens=[tokenize(text) for text in texts],
+            vectors=embeddings, digests=[hashlib.sha256(text.encode("utf-8")).digest() for text in texts],
+        )
+        segments.append(entry)
     manifest = {
-        "format": INDEX_FORMAT,
+        "format": store.FORMAT,
+        "generation": generation,
         "encoder": encoder.name,
-        "dim": int(embeddings.shape[1]),
+        "dim": _dim(old, encoder, segments, folder),
         "settings": settings,
         "sources_dir": str(root.resolve()),
         "n_sources": len(sources),
-        "n_chunks": len(chunks),
-        "indexed_text_sha256": [text_hash(text) for text in texts],
+        "n_chunks": sum(entry["n_chunks"] for entry in segments),  # stored rows, tombstoned ones included
         "files": file_entries,
+        "segments": segments,
     }
-    index = Index(by_id, chunks, tokens, embeddings, manifest)
-    index.save(folder)
-    report.n_sources, report.n_chunks, report.issues = len(sources), len(chunks), issues
+    store.write_manifest(folder, manifest)
+    _remove_orphans(folder, {entry["name"] for entry in segments})
+    index = Index.load(folder)
+    report.n_sources, report.n_chunks, report.issues = len(sources), len(index.chunks), issues
+    report.n_reused = len(index.chunks) - report.n_embedded
     report.seconds = time.perf_counter() - started
     logger.info(
-        "index %s: %d sources, %d chunks; %d files re-read, %d removed; %d chunks embedded, %d reused; %d issues",
-        folder, len(sources), len(chunks), len(report.files_read), len(report.files_removed), report.n_embedded,
-        report.n_reused, len(issues),
+        "index %s: %d sources, %d chunks in %d segments; %d files re-read, %d removed; %d chunks embedded, %d reused; "
+        "%d issues", folder, len(sources), len(index.chunks), len(segments), len(report.files_read),
+        len(report.files_removed), report.n_embedded, report.n_reused, len(issues),
     )  # fmt: skip
     return index, report
 
 
-def _embed(
-    texts: list[str], old: Index | None, encoder: Encoder, batch_size: int, progress: bool, report: BuildReport
-) -> np.ndarray:
+def _tombstone(old: Index, kept: set[tuple[str, int | None]], unchanged: set[str]) -> list[dict]:
+    """The old segments' manifest entries with the sources no longer live added to their tombstones; segments with
+    no live source left are dropped."""
+    entries = []
+    for segment, entry in zip(old.segments, old.manifest["segments"], strict=True):
+        deleted = set(entry["deleted"])
+        for row in range(segment.n_sources):
+            source = segment.source(row)
+            if source.path not in unchanged or (source.path, source.line) not in kept:
+                deleted.add(source.source_id)
+        if len(deleted) < segment.n_sources:
+            entries.append({**entry, "deleted": sorted(deleted)})
+    return entries
+
+
+def _dim(old: Index | None, encoder: Encoder, segments: list[dict], folder: Path) -> int:
+    """The embedding width: from the newest segment written, else the old manifest, else 0 (an empty index)."""
+    for entry in reversed(segments):
+        shape = np.load(folder / store.SEGMENTS / entry["name"] / "vectors.npy", mmap_mode="r").shape
+        if shape[0]:
+            return int(shape[1])
+    return int(old.manifest["dim"]) if old is not None and old.manifest["encoder"] == encoder.name else 0
+
+
+def _remove_orphans(folder: Path, live: set[str]) -> None:
+    """Delete segment folders no manifest lists any more: dropped segments and a killed writer's leftovers. Readers
+    that mapped one keep their mapping (the files go when they close it)."""
+    root = folder / store.SEGMENTS
+    if not root.exists():
+        return
+    for path in root.iterdir():
+        if path.name not in live:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _embed(texts: list[str], old: Index | None, encoder: Encoder, batch_size: int, progress: bool,
+           report: BuildReport) -> np.ndarray:
     """One embedding row per indexed text: reused from `old` when the same encoder embedded it, else encoded."""
-    cached: dict[str, np.ndarray] = {}
+    digests = [hashlib.sha256(text.encode("utf-8")).digest() for text in texts]
+    cached: dict[bytes, tuple[int, int]] = {}
     if old is not None and old.manifest["encoder"] == encoder.name:
-        for row, digest in enumerate(old.manifest["indexed_text_sha256"]):
-            cached[digest] = old.embeddings[row]
-    digests = [text_hash(text) for text in texts]
+        wanted = set(digests)
+        for number, segment in enumerate(old.segments):
+            for row in np.flatnonzero(np.isin(segment.text_sha, np.asarray(list(wanted), dtype="S32"))).tolist():
+                cached.setdefault(bytes(segment.text_sha[row]), (number, row))
     missing = sorted({digest: row for row, digest in enumerate(digests) if digest not in cached}.values())
-    computed: dict[str, np.ndarray] = {}
+    computed: dict[bytes, np.ndarray] = {}
     batches = range(0, len(missing), batch_size)
     for begin in tqdm(batches, desc=f"embedding {len(missing)} chunks", unit="batch", disable=not progress):
         rows = missing[begin : begin + batch_size]
         vectors = np.asarray(encoder.encode([texts[row] for row in rows]), dtype=np.float32)
         computed.update((digests[row], vector) for row, vector in zip(rows, vectors, strict=True))
-    report.n_embedded, report.n_reused = len(missing), len(texts) - len(missing)
-    vectors = [computed[digest] if digest in computed else cached[digest] for digest in digests]
+    report.n_embedded = len(missing)
+    vectors = [computed[digest] if digest in computed else old.segments[cached[digest][0]].vectors[cached[digest][1]]
+               for digest in digests]
     if not vectors:
-        dim = old.embeddings.shape[1] if old is not None and old.manifest["encoder"] == encoder.name else 0
-        return np.zeros((0, dim), dtype=np.float32)
+        return np.zeros((0, 0), dtype=np.float32)
     return np.stack(vectors).astype(np.float32)

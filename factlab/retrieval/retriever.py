@@ -15,16 +15,15 @@ from pathlib import Path
 
 import numpy as np
 from omegaconf import OmegaConf
-from rank_bm25 import BM25Okapi
 
 from factlab.retrieval.compress import compress
 from factlab.retrieval.encoders import Encoder
-from factlab.retrieval.fusion import inverse_document_frequencies, lexical_coverage, reciprocal_rank_fusion
+from factlab.retrieval.fusion import lexical_coverage, reciprocal_rank_fusion
 from factlab.retrieval.index import BuildReport, Index, build_index
 from factlab.retrieval.ingest import check_folder
-from factlab.retrieval.policy import check_policy, prefer_tier, tier_first_order
 from factlab.retrieval.records import IngestIssue
-from factlab.retrieval.tiers import TIERS, TierTables
+from factlab.retrieval.store import Bm25Scorer, CorpusIdf, TokenSets, top_rows
+from factlab.retrieval.tiers import TierTables
 from factlab.retrieval.tokenizer import tokenize
 from factlab.runtime import cache_root
 from factlab.schema import Evidence, normalise_text
@@ -40,11 +39,6 @@ class SearchSettings:
     depth: int
     min_evidence: int
     min_relevance: float
-    policy: str = "tier_first"
-    band: int | None = None
-
-    def __post_init__(self) -> None:
-        check_policy(self.policy, self.band)
 
 
 @dataclass(frozen=True)
@@ -118,7 +112,8 @@ class Retriever:
 
     @classmethod
     def open(cls, index_dir: str | Path, cfg, encoder: Encoder | None = None) -> Retriever:
-        """Open an index folder written by `build`; BM25 is rebuilt from the stored tokens."""
+        """Open an index folder written by `build` (memory-mapped: nothing is rebuilt; a later build does not change
+        what this retriever sees)."""
         encoder = encoder if encoder is not None else _encoder_from_config(cfg)
         return cls(Index.load(index_dir), encoder, SearchSettings(**cfg.search), CompressSettings(**cfg.compress))
 
@@ -128,39 +123,47 @@ class Retriever:
         return self.report.issues if self.report is not None else []
 
     def _prepare(self) -> None:
-        """Derived, read-only search structures: BM25, IDF, tiers, dedup groups and their domains."""
-        chunks = self.index.chunks
-        sources = self.index.sources
-        self._tiers = np.array([sources[chunk.source_id].tier for chunk in chunks], dtype=np.int64)
-        self._token_sets = [set(tokens) for tokens in self.index.tokens]
-        self._idf, self._n_docs = inverse_document_frequencies(self.index.tokens)
-        has_tokens = any(self.index.tokens)
-        self._bm25 = BM25Okapi(self.index.tokens) if has_tokens else None
+        """Derived, read-only search structures: BM25, IDF, tiers, dedup groups and their domains.
+
+        Nothing here reads every chunk: BM25, token sets and IDF answer from the memory-mapped segments on demand, and
+        dedup groups come from the text keys stored per chunk (only groups of two or more chunks are decoded).
+        """
+        index = self.index
+        self._tiers = index.tiers
+        self._tier_rows = {tier: np.flatnonzero(self._tiers == tier) for tier in np.unique(self._tiers).tolist()}
+        self._token_sets = TokenSets(index)
+        self._idf, self._n_docs = CorpusIdf(index), index.n_docs
+        self._bm25 = Bm25Scorer(index)
         # Dedup: chunks with the same normalised text form a group; its canonical copy is the highest tier one.
-        groups: dict[str, list[int]] = {}
-        for row, chunk in enumerate(chunks):
-            groups.setdefault(normalise_text(chunk.text), []).append(row)
-        self._canonical = np.arange(len(chunks))
-        self._group_domains: dict[int, list[str]] = {}
-        for rows in groups.values():
-            best = min(rows, key=lambda row: (self._tiers[row], chunks[row].chunk_id))
-            self._canonical[rows] = best
-            domains = sorted({sources[chunks[row].source_id].domain for row in rows} - {""})
-            self._group_domains[best] = domains
+        self._canonical = np.arange(len(self._tiers))
+        self._group_domains: dict[int, list[str]] = _NoGroup()  # a chunk alone has no corroborating domain
+        if not len(self._tiers):
+            return
+        _, inverse, counts = np.unique(index.text_keys, return_inverse=True, return_counts=True)
+        shared = np.flatnonzero(counts[inverse] > 1)
+        shared = shared[np.argsort(inverse[shared], kind="stable")]
+        for candidates in np.split(shared, np.flatnonzero(np.diff(inverse[shared])) + 1) if len(shared) else []:
+            groups: dict[str, list[int]] = {}
+            for row in candidates.tolist():
+                groups.setdefault(normalise_text(index.chunks[row].text), []).append(row)
+            for rows in groups.values():
+                chunks = {row: index.chunks[row] for row in rows}
+                best = min(rows, key=lambda row: (self._tiers[row], chunks[row].chunk_id))
+                self._canonical[rows] = best
+                domains = sorted({index.sources[chunks[row].source_id].domain for row in rows} - {""})
+                self._group_domains[best] = domains
 
     # search -------------------------------------------------------------------------------------------------
 
     def search(self, queries: list[str], k: int, claim: str | None = None,
                max_tokens: int | None = None) -> list[Evidence]:
-        """Find up to k evidence snippets, authority first (`search.policy`, factlab/retrieval/policy.py).
+        """Find up to k evidence snippets, searching tier 1 first and relaxing tier by tier when it is not enough.
 
-        The chunks are ranked by BM25 and by dense cosine for every query, the rankings fused by reciprocal rank
-        fusion; a chunk is a hit when its relevance (max over queries of cosine and IDF-weighted query-token
-        coverage) reaches `min_relevance`. `tier_first`: at each tier level t (1, then 2, then 3) only chunks of
-        tier <= t are ranked, and the search stops at the first level with at least `min_evidence` hits.
-        `prefer_tier`: all tiers are ranked together and the best `band` hits are ordered by tier. Duplicate content
-        (same normalised text) counts once, as its highest-tier copy, listing the other domains that carry it in
-        `corroborated_by`.
+        At each tier level t (1, then 2, then 3) the chunks of tier <= t are ranked by BM25 and by dense cosine
+        for every query, the rankings fused by reciprocal rank fusion; a chunk is a hit when its relevance
+        (max over queries of cosine and IDF-weighted query-token coverage) reaches `min_relevance`. The search
+        stops at the first level with at least `min_evidence` hits. Duplicate content (same normalised text)
+        counts once, as its highest-tier copy, listing the other domains that carry it in `corroborated_by`.
 
         Args:
             queries: search queries (empty ones are ignored); with none, the claim is the query.
@@ -184,14 +187,12 @@ class Retriever:
         if not self.index.chunks:
             return []
         query_tokens = [tokenize(query) for query in queries]
-        dense = self.index.embeddings @ np.asarray(self._encode_queries(queries), dtype=np.float32).T  # (chunks, Q)
-        bm25 = self._bm25
-        lexical = [bm25.get_scores(tokens) if bm25 is not None and tokens else None for tokens in query_tokens]
+        lexical = [self._bm25.get_scores(tokens) if tokens else None for tokens in query_tokens]
+        dense = self._dense(np.asarray(self._encode_queries(queries), dtype=np.float32), lexical)  # (chunks, Q)
         relevance: dict[int, float] = {}
         hits: list[int] = []
         fused: dict[int, float] = {}
-        levels = sorted(set(self._tiers.tolist())) if self.settings.policy == "tier_first" else [max(TIERS)]
-        for level in levels:  # prefer_tier: one level holding every tier
+        for level in sorted(set(self._tiers.tolist())):
             allowed = self._tiers <= level
             fused = self._fuse(allowed, dense, lexical)
             for row in fused:
@@ -200,11 +201,7 @@ class Retriever:
             hits = [row for row in fused if relevance[row] >= self.settings.min_relevance]
             if len(hits) >= self.settings.min_evidence:
                 break
-        tiers = {row: int(self._tiers[row]) for row in hits}
-        if self.settings.policy == "tier_first":
-            ranked = tier_first_order(hits, fused, tiers, k)
-        else:
-            ranked = prefer_tier({row: fused[row] for row in hits}, tiers, k, self.settings.band)
+        ranked = sorted(hits, key=lambda row: (self._tiers[row], -fused[row], row))[:k]
         claim_vector = None
         if claim and self.compression.enabled and ranked:
             claim_vector = np.asarray(self._encode_queries([claim]), dtype=np.float32)[0]
@@ -226,18 +223,39 @@ class Retriever:
                 rankings.append(self._top(np.where(allowed & (bm25_scores > 0), bm25_scores, -np.inf), depth))
         return reciprocal_rank_fusion(rankings, k=self.settings.rrf_k)
 
+    def _dense(self, queries: np.ndarray, lexical: list[np.ndarray | None]) -> np.ndarray:
+        """(chunks, Q) cosines: exact for every chunk a ranking of any tier level can reach (each tier's top `depth`
+        by cosine and by BM25, and their canonical copies), -inf for the rest, which no ranking reaches."""
+        depth = self.settings.depth
+        rows = [self.index.dense_candidates(queries, depth)]
+        for scores in lexical:
+            if scores is not None:
+                for tier_rows in self._tier_rows.values():
+                    tier_scores = scores[tier_rows]
+                    rows.append(tier_rows[top_rows(np.where(tier_scores > 0, tier_scores, -np.inf), depth)])
+        candidates = np.concatenate(rows)
+        candidates = np.unique(np.concatenate([candidates, self._canonical[candidates]]))
+        dense = np.full((len(self._tiers), len(queries)), -np.inf, dtype=np.float32)
+        dense[candidates] = self.index.cosines(candidates, queries)
+        return dense
+
     def _top(self, scores: np.ndarray, depth: int) -> list[int]:
-        """The best `depth` rows with a finite score, as canonical rows, each once, best first."""
-        order = np.argsort(-scores, kind="stable")
-        ranking, seen = [], set()
-        for row in order:
-            if not np.isfinite(scores[row]) or len(ranking) >= depth:
-                break
-            canonical = int(self._canonical[row])
-            if canonical not in seen:
-                seen.add(canonical)
-                ranking.append(canonical)
-        return ranking
+        """The best `depth` rows with a finite score, as canonical rows, each once, best first (ties by row)."""
+        n_finite, wanted = int(np.isfinite(scores).sum()), depth
+        while True:
+            candidates = top_rows(scores, wanted)  # a partial sort: the whole order of a million rows is not needed
+            order = candidates[np.lexsort((candidates, -scores[candidates]))]
+            ranking, seen = [], set()
+            for row in order.tolist():
+                if len(ranking) >= depth:
+                    break
+                canonical = int(self._canonical[row])
+                if canonical not in seen:
+                    seen.add(canonical)
+                    ranking.append(canonical)
+            if len(ranking) >= depth or len(candidates) >= n_finite:
+                return ranking
+            wanted *= 4  # duplicates took places: look deeper
 
     def _relevance(self, row: int, dense: np.ndarray, query_tokens: list[list[str]]) -> float:
         """max over queries of cosine and IDF-weighted query-token coverage, in [0, 1]."""
@@ -277,6 +295,13 @@ class Retriever:
             end=end,
             corroborated_by=[domain for domain in domains if domain != source.domain] if len(domains) >= 2 else [],
         )
+
+
+class _NoGroup(dict):
+    """row -> domains of its dedup group; a row in no group of two or more has none."""
+
+    def __missing__(self, row: int) -> list[str]:
+        return []
 
 
 def default_index_dir(sources: str | Path) -> Path:
