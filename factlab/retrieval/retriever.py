@@ -21,9 +21,10 @@ from factlab.retrieval.encoders import Encoder
 from factlab.retrieval.fusion import lexical_coverage, reciprocal_rank_fusion
 from factlab.retrieval.index import BuildReport, Index, build_index
 from factlab.retrieval.ingest import check_folder
+from factlab.retrieval.policy import check_policy, prefer_tier, tier_first_order
 from factlab.retrieval.records import IngestIssue
 from factlab.retrieval.store import Bm25Scorer, CorpusIdf, TokenSets, top_rows
-from factlab.retrieval.tiers import TierTables
+from factlab.retrieval.tiers import TIERS, TierTables
 from factlab.retrieval.tokenizer import tokenize
 from factlab.runtime import cache_root
 from factlab.schema import Evidence, normalise_text
@@ -39,6 +40,11 @@ class SearchSettings:
     depth: int
     min_evidence: int
     min_relevance: float
+    policy: str = "tier_first"
+    band: int | None = None
+
+    def __post_init__(self) -> None:
+        check_policy(self.policy, self.band)
 
 
 @dataclass(frozen=True)
@@ -157,13 +163,15 @@ class Retriever:
 
     def search(self, queries: list[str], k: int, claim: str | None = None,
                max_tokens: int | None = None) -> list[Evidence]:
-        """Find up to k evidence snippets, searching tier 1 first and relaxing tier by tier when it is not enough.
+        """Find up to k evidence snippets, authority first (`search.policy`, factlab/retrieval/policy.py).
 
-        At each tier level t (1, then 2, then 3) the chunks of tier <= t are ranked by BM25 and by dense cosine
-        for every query, the rankings fused by reciprocal rank fusion; a chunk is a hit when its relevance
-        (max over queries of cosine and IDF-weighted query-token coverage) reaches `min_relevance`. The search
-        stops at the first level with at least `min_evidence` hits. Duplicate content (same normalised text)
-        counts once, as its highest-tier copy, listing the other domains that carry it in `corroborated_by`.
+        The chunks are ranked by BM25 and by dense cosine for every query, the rankings fused by reciprocal rank
+        fusion; a chunk is a hit when its relevance (max over queries of cosine and IDF-weighted query-token
+        coverage) reaches `min_relevance`. `tier_first`: at each tier level t (1, then 2, then 3) only chunks of
+        tier <= t are ranked, and the search stops at the first level with at least `min_evidence` hits.
+        `prefer_tier`: all tiers are ranked together and the best `band` hits are ordered by tier. Duplicate content
+        (same normalised text) counts once, as its highest-tier copy, listing the other domains that carry it in
+        `corroborated_by`.
 
         Args:
             queries: search queries (empty ones are ignored); with none, the claim is the query.
@@ -192,7 +200,8 @@ class Retriever:
         relevance: dict[int, float] = {}
         hits: list[int] = []
         fused: dict[int, float] = {}
-        for level in sorted(set(self._tiers.tolist())):
+        levels = sorted(set(self._tiers.tolist())) if self.settings.policy == "tier_first" else [max(TIERS)]
+        for level in levels:  # prefer_tier: one level holding every tier
             allowed = self._tiers <= level
             fused = self._fuse(allowed, dense, lexical)
             for row in fused:
@@ -201,7 +210,11 @@ class Retriever:
             hits = [row for row in fused if relevance[row] >= self.settings.min_relevance]
             if len(hits) >= self.settings.min_evidence:
                 break
-        ranked = sorted(hits, key=lambda row: (self._tiers[row], -fused[row], row))[:k]
+        tiers = {row: int(self._tiers[row]) for row in hits}
+        if self.settings.policy == "tier_first":
+            ranked = tier_first_order(hits, fused, tiers, k)
+        else:
+            ranked = prefer_tier({row: fused[row] for row in hits}, tiers, k, self.settings.band)
         claim_vector = None
         if claim and self.compression.enabled and ranked:
             claim_vector = np.asarray(self._encode_queries([claim]), dtype=np.float32)[0]
