@@ -243,3 +243,38 @@ def test_brave_needs_its_key_and_never_shows_it(monkeypatch, web):
     with pytest.raises(SearchBackendError) as error:  # the local server answers 404 with its body
         brave.search("x")
     assert "brv-secret" not in str(error.value) and "HTTP 404" in str(error.value)
+
+
+@pytest.mark.slow
+def test_verify_checks_a_document_against_a_searxng_endpoint(web, tmp_path, monkeypatch):
+    """`python verify.py ... search=searxng` end to end (the fast checker, shipped models): evidence from the tier-1
+    site with its date on the card, every query and host on the report, and a rerun served from the cache."""
+    from omegaconf import OmegaConf
+
+    from factlab.checkers.job import run
+    from factlab.config import compose_config
+
+    monkeypatch.setenv("FACTLAB_CACHE", str(tmp_path / "cache"))
+    document = tmp_path / "report.md"
+    document.write_text("# Note\n\nAlexander Fleming discovered penicillin in 1928 at St Mary's Hospital in London.\n",
+                        encoding="utf-8")
+    outputs = []
+    for attempt in ("first", "again"):
+        out = tmp_path / attempt
+        cfg = compose_config("verify", [f"input={document}", "sources=null", f"output_dir={out}", "checker=fast",
+                                        "search=searxng", f"retriever.backend.base_url={web['engine'].url('')}",
+                                        f"retriever.cache_dir={web['cache']}", "retriever.fetch.retries=0",
+                                        "retriever.fetch.timeout_s=1", "retriever.fetch.per_host_interval_s=0",
+                                        "progress=false", "tracking=off"])
+        OmegaConf.update(cfg, "retrieval.tiers", {"default": {"tier1": [TIER1], "tier2": [TIER2]}}, merge=False)
+        run(cfg)
+        outputs.append((json.loads((out / "cards.json").read_text(encoding="utf-8")),
+                        (out / "report.html").read_text(encoding="utf-8")))
+    (cards, html), (again, _) = outputs
+    evidence = [e for p in cards["paragraphs"] for c in p["claims"] for e in c["evidence"]]
+    assert evidence and evidence[0]["tier"] == 1 and evidence[0]["domain"] == TIER1
+    assert evidence[0]["published"] == "2019-09-01"
+    assert cards["egress"]["backend"] == "searxng" and TIER1 in cards["egress"]["hosts"]
+    assert all("site:" in q["query"] for q in cards["egress"]["queries"] if q["level"] < 3)
+    assert "Sent over the network" in html and f"site:{TIER1}" in html and "2019-09-01" in html
+    assert again["egress"]["search_requests"] == 0 and again["egress"]["page_requests"] <= 1  # only /gone again

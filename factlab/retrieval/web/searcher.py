@@ -138,9 +138,11 @@ class WebSearcher:
         the retrieval config (tiers, chunk size, relevance, compression, encoder); `cache_dir` None = the cache
         root's `web/` folder. `sources` (a local folder an evaluation job may set) is not searched: the web is."""
         from hydra.utils import instantiate
+        from omegaconf import OmegaConf
 
         from factlab.runtime import cache_root
 
+        settings = OmegaConf.create(settings) if isinstance(settings, dict) else settings
         root = Path(cache_dir) if cache_dir else cache_root() / "web"
         fetcher = PageFetcher(root / "pages", **dict(fetch))
         return cls(instantiate(backend), fetcher, TierTables.from_config(settings.tiers), root / "search",
