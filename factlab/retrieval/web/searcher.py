@@ -105,6 +105,8 @@ class WebSearcher:
         compress: `retrieval.compress` (enabled, max_tokens, lexical_weight) for the snippets.
         encoder: the dense encoder (cosine joins lexical coverage in the relevance); None = lexical only.
         fetch_workers: pages fetched at once.
+        host_failures_allowed: pages of one host that may fail (timeout, no connection, 5xx) before the host is
+            left out for the rest of the run (a dead or slow host costs this many timeouts, not one per claim).
     """
 
     takes_vertical = True  # the checker passes the claim's vertical: its table decides the site queries
@@ -113,7 +115,7 @@ class WebSearcher:
                  results_per_query: int = 8, pages_per_level: int = 5, sites_per_query: int = 8,
                  site_batches: int = 2, queries_per_level: int = 2, min_evidence: int = 2, min_relevance: float = 0.5,
                  max_chars: int = 800, per_page: int = 2, compress: Mapping | None = None, encoder=None,
-                 fetch_workers: int = 4) -> None:
+                 fetch_workers: int = 4, host_failures_allowed: int = 2) -> None:
         self.backend, self.fetcher, self.tiers = backend, fetcher, tiers
         self.cache_dir = Path(cache_dir)
         self.results_per_query, self.pages_per_level = int(results_per_query), int(pages_per_level)
@@ -130,6 +132,9 @@ class WebSearcher:
         self._search_requests = self._search_cache_hits = 0
         self._lock = threading.Lock()
         self._pages: dict[str, list[_Chunk]] = {}  # final url -> its chunks (a page is read once per run)
+        self._failed: dict[str, FetchFailure] = {}  # url -> why it failed (not asked again in this run)
+        self._host_failures: dict[str, int] = {}  # host -> pages that timed out / found no server there
+        self.host_failures_allowed = int(host_failures_allowed)
 
     @classmethod
     def from_config(cls, backend, fetch: Mapping, settings, cache_dir: str | None = None, sources=None,
@@ -189,14 +194,18 @@ class WebSearcher:
             for query in asked:
                 for batch in batches[: self.site_batches] or [[]]:
                     results += self._ask(site_query(query, batch), level)
-            urls = [r.url for r in results if r.url not in seen_urls]
+            urls = [r.url for r in results if r.url not in seen_urls and r.url not in self._failed
+                    and self._host_failures.get(r.domain, 0) < self.host_failures_allowed]
             urls = list(dict.fromkeys(urls))[: self.pages_per_level]
             seen_urls.update(urls)
             published = {r.url: r.published for r in results}
             for url, page in zip(urls, self.fetcher.fetch_many(urls, self.fetch_workers), strict=True):
                 if isinstance(page, FetchFailure):
-                    with self._lock:
-                        self.issues.append(page)
+                    with self._lock:  # a page that failed is not asked again in this run; a host that keeps
+                        self.issues.append(page)  # failing to answer is left out for the rest of the run
+                        self._failed[url] = page
+                        if not page.reason.startswith("HTTP 4"):
+                            self._host_failures[page.host] = self._host_failures.get(page.host, 0) + 1
                     continue
                 pool += self._chunks(page, vertical, published.get(url, ""))
             hits = self._hits(pool, queries)
@@ -229,8 +238,8 @@ class WebSearcher:
 
     def _chunks(self, page: Page, vertical: str | None, result_date: str) -> list[_Chunk]:
         """The page as chunks (once per run), registered as a source record for cards and timeliness."""
-        if page.final_url in self._pages:
-            return []
+        if page.final_url in self._pages:  # read for an earlier claim of this run: its chunks again
+            return self._pages[page.final_url]
         source_id = "web-" + hashlib.sha256(page.final_url.encode()).hexdigest()[:12]
         tier = self.tiers.tier_for(page.domain, vertical)
         published = page.published or page.updated or result_date
