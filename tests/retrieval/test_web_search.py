@@ -278,3 +278,13 @@ def test_verify_checks_a_document_against_a_searxng_endpoint(web, tmp_path, monk
     assert all("site:" in q["query"] for q in cards["egress"]["queries"] if q["level"] < 3)
     assert "Sent over the network" in html and f"site:{TIER1}" in html and "2019-09-01" in html
     assert again["egress"]["search_requests"] == 0 and again["egress"]["page_requests"] <= 1  # only /gone again
+
+
+def test_a_page_read_for_one_claim_serves_the_next_and_a_failed_page_is_not_asked_again(web):
+    search = searcher(web)
+    claim = "Fleming discovered penicillin in 1928."
+    first = search.search(["Fleming penicillin 1928"], k=3, claim=claim)
+    hits = web["tier1"].hits["/gone"]
+    second = search.search(["Fleming penicillin 1928", "penicillin discovery"], k=3, claim=claim)
+    assert [e.chunk_id for e in second][:1] == [e.chunk_id for e in first][:1]
+    assert web["tier1"].hits["/gone"] == hits  # the 404 of the first claim is not asked again in this run
