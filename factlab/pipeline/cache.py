@@ -212,6 +212,8 @@ class ClaimCacheSettings:
         code of the packages that decide a verdict."""
         if not self.enabled:
             return None
+        if getattr(retriever.index, "manifest", None) is None:  # a web search: its pages are cached, not verdicts
+            return None  # (a page can change between runs; a verdict cached against it would not notice)
         decides = dict(self.decides)
         lm = {k: v for k, v in (decides.pop("student", None) or {}).items() if k not in _LM_RUNTIME_KEYS}
         setup = fingerprint({

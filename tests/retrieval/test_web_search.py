@@ -288,3 +288,13 @@ def test_a_page_read_for_one_claim_serves_the_next_and_a_failed_page_is_not_aske
     second = search.search(["Fleming penicillin 1928", "penicillin discovery"], k=3, claim=claim)
     assert [e.chunk_id for e in second][:1] == [e.chunk_id for e in first][:1]
     assert web["tier1"].hits["/gone"] == hits  # the 404 of the first claim is not asked again in this run
+
+
+def test_no_claim_level_cache_over_the_web(tmp_path):
+    """A verdict cached against a page would not notice the page change: with a web search the claim cache is off
+    (pages and search answers are cached instead)."""
+    from factlab.pipeline.cache import ClaimCacheSettings
+
+    tiers = TierTables.from_config({"default": {"tier1": [TIER1]}})
+    web = WebSearcher(SearxNG("http://127.0.0.1:9"), PageFetcher(tmp_path / "p"), tiers, tmp_path / "s")
+    assert ClaimCacheSettings(True, 0.95, {}).open(None, web, {}, {}) is None
