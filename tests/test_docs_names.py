@@ -159,6 +159,8 @@ def missing_names(doc: Path) -> list[str]:
         for group, value in OVERRIDE_RE.findall(code):
             if not (CONF / group).is_dir() or any(mark in value for mark in ("<", "$", "?", "...")):
                 continue  # a placeholder, not an option
+            if re.fullmatch(r"[A-Za-z_]\w*(?:\.\w+)+[),]*", value):
+                continue  # a Python keyword argument (`search=retriever.search`): no option name has a dot
             for option in re.split(r"[,|]", value):
                 if option and not (CONF / group / f"{option}.yaml").is_file():
                     report(number, "config", f"{group}={option} (no conf/{group}/{option}.yaml)")
