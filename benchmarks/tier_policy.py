@@ -43,6 +43,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from hydra.utils import instantiate
+    from tqdm import tqdm
 
     from factlab.config import compose_config
     from factlab.data.registry import load_dataset
@@ -74,12 +75,15 @@ def main() -> None:
         retrieval.encoder._target_ = ENCODERS[name]
         retrieval.encoder.model_path = None
         retrieval.index.progress = False
+        retrieval.compress.enabled = False  # snippets do not change which chunks are found
         retriever = Retriever.build(sources, OUT / "index" / name, retrieval, encoder=instantiate(retrieval.encoder))
         chunks = retriever.index.chunks
         chunk_ids = [chunk.chunk_id for chunk in chunks]
         row_of = {chunk_id: row for row, chunk_id in enumerate(chunk_ids)}
         tier_of = {chunk.chunk_id: retriever.index.sources[chunk.source_id].tier for chunk in chunks}
         vectors = np.asarray(retriever._encode_queries([text for text, *_ in claims]), dtype=np.float32)
+        memo = {text: vectors[i:i + 1] for i, (text, *_) in enumerate(claims)}
+        retriever._encode_queries = lambda qs, memo=memo: np.concatenate([memo[q] for q in qs])  # encoded once
         dense = retriever.index.embeddings @ vectors.T
         gold_relevance = [retriever._relevance(row_of[chunk], dense[:, [column]], [tokenize(text)])
                           for column, (text, _, wanted, split) in enumerate(claims) if split == "train"
@@ -94,8 +98,11 @@ def main() -> None:
                                                               min_relevance=fitted[name]),
             "prefer_tier band=2k @fitted": dataclasses.replace(base, policy="prefer_tier", band=2 * args.k,
                                                                min_relevance=fitted[name]),
+            **{f"prefer_tier band=k margin={m} @{cut}": dataclasses.replace(
+                base, policy="prefer_tier", band=None, margin=m, min_relevance=0.5 if cut == "0.5" else fitted[name])
+               for m in (0.05, 0.1) for cut in ("0.5", "fitted")},
         }
-        for text, lang, wanted, split in claims:
+        for text, lang, wanted, split in tqdm(claims, desc=f"{name}: {len(variants)} policies", unit="claim"):
             best_gold_tier = min(tier_of[c] for c in wanted if c in tier_of) if wanted & set(tier_of) else None
             ranked = {}
             if name == args.encoders[0]:

@@ -39,18 +39,31 @@ def check_policy(policy: str, band: int | None) -> None:
         raise ValueError(f"retrieval.search.band: expected a positive number of hits (or null = k), got {band}")
 
 
-def prefer_tier(fused: Mapping[int, float], tiers: Mapping[int, int], k: int, band: int | None = None) -> list[int]:
+def prefer_tier(fused: Mapping[int, float], tiers: Mapping[int, int], k: int, band: int | None = None,
+                relevance: Mapping[int, float] | None = None, margin: float | None = None) -> list[int]:
     """The `band` best rows by fused score (ties by row), reordered by (tier, -score), cut to k.
+
+    With a `margin`, only the rows whose relevance is within `margin` of the best row's are ordered by tier (authority
+    first among the equally relevant); the others follow in fused order.
 
     Args:
         fused: row -> fused score (higher is better) of the rows that passed the relevance cut.
         tiers: row -> authority tier (1 is highest).
         k: rows returned at most.
         band: rows considered (None = k; raised to k when smaller).
+        relevance: row -> relevance in [0, 1] (needed with a margin).
+        margin: None = every row in the band is ordered by tier.
+
+    >>> prefer_tier({0: 0.9, 1: 0.8}, {0: 3, 1: 1}, k=2, relevance={0: 0.9, 1: 0.5}, margin=0.1)
+    [0, 1]
     """
     band = max(k, band or k)
     best = sorted(fused, key=lambda row: (-fused[row], row))[:band]
-    return sorted(best, key=lambda row: (tiers[row], -fused[row], row))[:k]
+    if margin is None or relevance is None or not best:
+        return sorted(best, key=lambda row: (tiers[row], -fused[row], row))[:k]
+    top = max(relevance[row] for row in best)
+    return sorted(best, key=lambda row: (0 if relevance[row] >= top - margin else 1,
+                                         tiers[row] if relevance[row] >= top - margin else 0, -fused[row], row))[:k]
 
 
 def tier_first_order(hits: list[int], fused: Mapping[int, float], tiers: Mapping[int, int], k: int) -> list[int]:

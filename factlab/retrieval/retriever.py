@@ -42,6 +42,7 @@ class SearchSettings:
     min_relevance: float
     policy: str = "tier_first"
     band: int | None = None
+    margin: float | None = None
 
     def __post_init__(self) -> None:
         check_policy(self.policy, self.band)
@@ -214,7 +215,8 @@ class Retriever:
         if self.settings.policy == "tier_first":
             ranked = tier_first_order(hits, fused, tiers, k)
         else:
-            ranked = prefer_tier({row: fused[row] for row in hits}, tiers, k, self.settings.band)
+            ranked = prefer_tier({row: fused[row] for row in hits}, tiers, k, self.settings.band, relevance,
+                                 self.settings.margin)
         claim_vector = None
         if claim and self.compression.enabled and ranked:
             claim_vector = np.asarray(self._encode_queries([claim]), dtype=np.float32)[0]
