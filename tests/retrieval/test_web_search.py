@@ -298,3 +298,37 @@ def test_no_claim_level_cache_over_the_web(tmp_path):
     tiers = TierTables.from_config({"default": {"tier1": [TIER1]}})
     web = WebSearcher(SearxNG("http://127.0.0.1:9"), PageFetcher(tmp_path / "p"), tiers, tmp_path / "s")
     assert ClaimCacheSettings(True, 0.95, {}).open(None, web, {}, {}) is None
+
+
+def test_brave_against_a_brave_shaped_local_server(monkeypatch, tmp_path):
+    """The Brave backend end to end over real HTTP: the key goes in the X-Subscription-Token header (never the URL),
+    the query and count as parameters, and the published sample comes back parsed."""
+    sample = (DATA / "brave_web_search_sample.json").read_bytes()
+    seen: list[tuple[str, str | None]] = []
+
+    class Brave(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802
+            seen.append((self.path, self.headers.get("X-Subscription-Token")))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(sample)))
+            self.end_headers()
+            self.wfile.write(sample)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Brave)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("FACTLAB_TEST_BRAVE_KEY", "brv-secret-0123456789")
+        brave = BraveSearch(api_key_env="FACTLAB_TEST_BRAVE_KEY", transport=httpx.HTTPTransport(),
+                            base_url=f"http://127.0.0.1:{server.server_address[1]}/res/v1/web/search")
+        (result,) = brave.search("python frameworks", n=5)
+    finally:
+        server.shutdown()
+        server.server_close()
+    path, token = seen[0]
+    assert token == "brv-secret-0123456789" and "brv-secret" not in path
+    assert parse_qs(urlsplit(path).query) == {"q": ["python frameworks"], "count": ["5"]}
+    assert result.title == "Top Python Web Frameworks"
