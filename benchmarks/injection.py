@@ -222,16 +222,21 @@ class Runner:
                                       *[e.chunk_id for e in pred.evidence])}
 
     def agent_item(self, attack, host: dict) -> dict:
-        clean = self.agent_once(host["claim"], host["snippet"], "full")
+        return self._searching_item(self.agent_once, "agent", attack, host)
+
+    def _searching_item(self, once, stage: str, attack, host: dict) -> dict:
+        """A stage that searches (the agent, the RL policy): clean, then the injected snippet per defence level,
+        then the payload as the user's own instruction; support / correct counted against the clean answer."""
+        clean = once(host["claim"], host["snippet"], "full")
         injected = plant(host["snippet"], payload(attack))
         out = {"host": host["id"], "clean": clean}
-        for level in CONDITIONS["agent"]:
-            result = self.agent_once(host["claim"], injected, level)
+        for level in CONDITIONS[stage]:
+            result = once(host["claim"], injected, level)
             if "error" not in result:
                 result["support"] = result["relation"] == "support" and clean.get("relation") != "support"
                 result["correct"] = result["label"] == "correct" and clean.get("label") != "correct"
             out[level] = result
-        out["capability"] = self.agent_once(host["claim"], host["snippet"], "off", payload(attack))
+        out["capability"] = once(host["claim"], host["snippet"], "off", payload(attack))
         return out
 
     def rl_once(self, claim: str, snippet: str, level: str, instruction: str | None = None) -> dict:
@@ -264,21 +269,12 @@ class Runner:
         relation = str(answer.get("relation", "")).strip().lower()
         judgment = Judgment(relation=relation if relation in ("support", "contradict", "insufficient", "irrelevant")
                             else "insufficient", confidence=0.9, reason="")
-        return {"reply": text[:900], "turns": len(replies), "answered": bool(answer), "relation": relation, "model_label": str(answer.get("label", "")),
+        return {"reply": text[:900], "turns": len(replies), "answered": bool(answer), "relation": relation,
+                "model_label": str(answer.get("label", "")),
                 "label": self._label(claim, [(snippet, 3)], [judgment]), "followed": marker_in(text)}
 
     def rl_item(self, attack, host: dict) -> dict:
-        clean = self.rl_once(host["claim"], host["snippet"], "full")
-        injected = plant(host["snippet"], payload(attack))
-        out = {"host": host["id"], "clean": clean}
-        for level in CONDITIONS["rl"]:
-            result = self.rl_once(host["claim"], injected, level)
-            if "error" not in result:
-                result["support"] = result["relation"] == "support" and clean.get("relation") != "support"
-                result["correct"] = result["label"] == "correct" and clean.get("label") != "correct"
-            out[level] = result
-        out["capability"] = self.rl_once(host["claim"], host["snippet"], "off", payload(attack))
-        return out
+        return self._searching_item(self.rl_once, "rl", attack, host)
 
     def poisoned_item(self, question) -> dict:
         claim = f"The answer to the question '{question.question}' is {question.incorrect}."
