@@ -21,21 +21,29 @@ def built(corpus: Path, tmp_path: Path, retrieval_cfg, encoder: CountingEncoder)
     return build
 
 
-def test_tier_one_hit_stops_relaxation(built, corpus: Path):
+def test_tier_one_hit_stops_relaxation(built, corpus: Path):  # policy tier_first (the seed's letter)
     other = "In 1928 Fleming saw penicillin mould kill bacteria, the BBC reports."
     (corpus / "bbc.md").write_text(f"---\nurl: https://www.bbc.co.uk/news/1\n---\n{other}", encoding="utf-8")
-    retriever = built("retrieval.search.min_evidence=1")
+    retriever = built("retrieval.search.min_evidence=1", "retrieval.search.policy=tier_first")
     evidence = retriever.search(["Fleming penicillin 1928"], k=5)
     assert [(ev.domain, ev.tier) for ev in evidence] == [("who.int", 1)]
     assert isinstance(evidence[0], Evidence) and evidence[0].text == FLEMING
-    relaxed = built("retrieval.search.min_evidence=2").search(["Fleming penicillin 1928"], k=5)
+    relaxed = built("retrieval.search.min_evidence=2", "retrieval.search.policy=tier_first").search(
+        ["Fleming penicillin 1928"], k=5)
     assert [(ev.domain, ev.tier) for ev in relaxed] == [("who.int", 1), ("bbc.co.uk", 2)]
+
+
+def test_prefer_tier_keeps_what_the_rankers_found_with_authority_first(built, corpus: Path):  # the default policy
+    other = "In 1928 Fleming saw penicillin mould kill bacteria, the BBC reports."
+    (corpus / "bbc.md").write_text(f"---\nurl: https://www.bbc.co.uk/news/1\n---\n{other}", encoding="utf-8")
+    evidence = built("retrieval.search.min_evidence=1").search(["Fleming penicillin 1928"], k=5)
+    assert [(ev.domain, ev.tier) for ev in evidence][:2] == [("who.int", 1), ("bbc.co.uk", 2)]  # tier 1 had one hit
 
 
 def test_no_tier_one_hit_relaxes_to_tier_two_not_three(built, corpus: Path):
     gossip = "Rumour: the central bank will raise the interest rate again to fight inflation!"
     (corpus / "weibo.md").write_text(f"---\nurl: https://weibo.com/1\n---\n{gossip}", encoding="utf-8")
-    retriever = built("retrieval.search.min_evidence=1")
+    retriever = built("retrieval.search.min_evidence=1", "retrieval.search.policy=tier_first")
     evidence = retriever.search(["central bank interest rate inflation"], k=5)
     assert [(ev.domain, ev.tier) for ev in evidence] == [("reuters.com", 2)]
     assert RATES in evidence[0].text
