@@ -144,6 +144,7 @@ def searcher(web, **options) -> WebSearcher:
     fetcher = PageFetcher(web["cache"] / "pages", timeout_s=0.5, retries=0, per_host_interval_s=0.0,
                           transport=httpx.HTTPTransport())
     return WebSearcher(engine, fetcher, tiers, web["cache"] / "search", min_evidence=1, min_relevance=0.4,
+                       allow_private_hosts=options.pop("allow_private_hosts", True),
                        **options)
 
 
@@ -207,6 +208,16 @@ def test_a_rerun_sends_no_request(web):
     assert egress["search_cache_hits"] == 1 and egress["page_cache_hits"] >= 1
 
 
+def test_results_on_private_addresses_are_not_fetched_by_default(web):
+    """A result URL on localhost / a private network (a page pointing factlab at an internal service) is a skipped
+    source unless the run allows private hosts; the engine itself may be local (the user chose it)."""
+    search = searcher(web, allow_private_hosts=False)
+    found = search.search(["Fleming penicillin 1928"], k=3, claim="Fleming discovered penicillin in 1928.")
+    assert found == [] and sum(web["tier1"].hits.values()) == 0
+    assert any("private or local address" in str(issue) for issue in search.issues)
+    assert search.egress()["search_requests"] >= 1  # the (local) engine was asked
+
+
 def test_a_dead_engine_is_an_issue_not_a_crash(tmp_path):
     tiers = TierTables.from_config({"default": {"tier1": [TIER1]}})
     dead = SearxNG("http://127.0.0.1:9", timeout_s=0.5, transport=httpx.HTTPTransport())
@@ -265,6 +276,7 @@ def test_verify_checks_a_document_against_a_searxng_endpoint(web, tmp_path, monk
                                         "search=searxng", f"retriever.backend.base_url={web['engine'].url('')}",
                                         f"retriever.cache_dir={web['cache']}", "retriever.fetch.retries=0",
                                         "retriever.fetch.timeout_s=1", "retriever.fetch.per_host_interval_s=0",
+                                        "retriever.allow_private_hosts=true",
                                         "progress=false", "tracking=off"])
         OmegaConf.update(cfg, "retrieval.tiers", {"default": {"tier1": [TIER1], "tier2": [TIER2]}}, merge=False)
         run(cfg)

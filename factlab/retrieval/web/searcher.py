@@ -39,6 +39,29 @@ logger = logging.getLogger(__name__)
 OPEN_WEB = 3  # the level without a site restriction
 
 
+def private_host(url: str) -> bool:
+    """Whether `url` names this machine or a private network by its host (localhost, loopback, private, link-local
+    or reserved IP literals): a search result pointing there is not fetched unless the run allows it (a page on the
+    web must not make factlab read an internal service into a report). Names that resolve to such addresses are not
+    caught here (no DNS lookup).
+
+    >>> [private_host(u) for u in ("http://127.0.0.1:8/a", "http://169.254.169.254/", "http://[::1]/", "http://localhost/",
+    ...                            "https://who.int/x", "http://10.0.0.7/")]
+    [True, True, True, True, False, True]
+    """
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_private or address.is_loopback or address.is_link_local or address.is_reserved
+
+
 def site_query(query: str, sites: Sequence[str]) -> str:
     """`query` restricted to `sites` with the `site:` operator SearxNG's engines and Brave read.
 
@@ -107,6 +130,8 @@ class WebSearcher:
         fetch_workers: pages fetched at once.
         host_failures_allowed: pages of one host that may fail (timeout, no connection, 5xx) before the host is
             left out for the rest of the run (a dead or slow host costs this many timeouts, not one per claim).
+        allow_private_hosts: fetch result pages on localhost / private / link-local addresses (`private_host`); off
+            by default, so a result cannot make factlab read an internal service (tests and a local mirror turn it on).
     """
 
     takes_vertical = True  # the checker passes the claim's vertical: its table decides the site queries
@@ -115,7 +140,7 @@ class WebSearcher:
                  results_per_query: int = 8, pages_per_level: int = 5, sites_per_query: int = 8,
                  site_batches: int = 2, queries_per_level: int = 2, min_evidence: int = 2, min_relevance: float = 0.5,
                  max_chars: int = 800, per_page: int = 2, compress: Mapping | None = None, encoder=None,
-                 fetch_workers: int = 4, host_failures_allowed: int = 2) -> None:
+                 fetch_workers: int = 4, host_failures_allowed: int = 2, allow_private_hosts: bool = False) -> None:
         self.backend, self.fetcher, self.tiers = backend, fetcher, tiers
         self.cache_dir = Path(cache_dir)
         self.results_per_query, self.pages_per_level = int(results_per_query), int(pages_per_level)
@@ -135,6 +160,7 @@ class WebSearcher:
         self._failed: dict[str, FetchFailure] = {}  # url -> why it failed (not asked again in this run)
         self._host_failures: dict[str, int] = {}  # host -> pages that timed out / found no server there
         self.host_failures_allowed = int(host_failures_allowed)
+        self.allow_private_hosts = bool(allow_private_hosts)
 
     @classmethod
     def from_config(cls, backend, fetch: Mapping, settings, cache_dir: str | None = None, sources=None,
@@ -194,6 +220,12 @@ class WebSearcher:
             for query in asked:
                 for batch in batches[: self.site_batches] or [[]]:
                     results += self._ask(site_query(query, batch), level)
+            if not self.allow_private_hosts:
+                for r in results:
+                    if private_host(r.url) and r.url not in self._failed:
+                        self._failed[r.url] = FetchFailure(r.url, "not fetched: a private or local address")
+                        with self._lock:
+                            self.issues.append(self._failed[r.url])
             urls = [r.url for r in results if r.url not in seen_urls and r.url not in self._failed
                     and self._host_failures.get(r.domain, 0) < self.host_failures_allowed]
             urls = list(dict.fromkeys(urls))[: self.pages_per_level]
