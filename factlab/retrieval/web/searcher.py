@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from factlab.atomic import write_json
+from factlab.atomic import read_json, write_json
 from factlab.retrieval.chunking import chunk_spans
 from factlab.retrieval.compress import compress
 from factlab.retrieval.fusion import inverse_document_frequencies, lexical_coverage
@@ -249,8 +249,8 @@ class WebSearcher:
         """The backend's results for one query, from the disk cache when asked before; a failed request is an issue."""
         key = hashlib.sha256(f"{self.backend.name}\n{query}".encode()).hexdigest()
         path = self.cache_dir / f"{key}.json"
-        cached = _read_json(path)
-        if cached is not None:
+        cached = read_json(path, None, "a cached search answer")  # a torn file is a miss and is rewritten
+        if isinstance(cached, dict) and isinstance(cached.get("results"), list):
             with self._lock:
                 self._search_cache_hits += 1
                 self._queries.append({"query": query, "level": level, "cached": True})
@@ -337,13 +337,3 @@ class WebSearcher:
                 break
         return out
 
-
-def _read_json(path: Path) -> dict | None:
-    """A cached answer, or None when absent or torn (a torn file is a miss and is rewritten)."""
-    import json
-
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) and isinstance(value.get("results"), list) else None
