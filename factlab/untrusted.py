@@ -26,6 +26,9 @@ import unicodedata
 from collections.abc import Iterator
 
 REMOVED = "[instruction-like text removed]"
+# The source ids of pages the web searcher fetched (factlab/retrieval/web/searcher.py) start with this: evidence from
+# the network, written by anyone (the classifier veto's default scope, factlab/checkers/veto.py).
+WEB_SOURCE_PREFIX = "web-"
 OPEN, CLOSE = "«", "»"  # the fence around every untrusted field; inside a field these become ‹ ›, so none closes early
 _DEFENCE = contextvars.ContextVar("factlab_untrusted_defence", default="full")
 DEFENCE_LEVELS = ("full", "neutralise", "off")  # full = neutralise + fence (the default); off = raw text, no fence
@@ -134,3 +137,12 @@ def is_steering(text: str) -> bool:
     (False, True)
     """
     return _neutralised(text) != unicodedata.normalize("NFC", text).strip() if text else False
+
+
+def from_the_network(source_id: str) -> bool:
+    """Whether evidence of this source id came from a page fetched over the network (the web searcher's ids).
+
+    >>> from_the_network("web-3f2a9c0d11aa"), from_the_network("who-hypertension-2023")
+    (True, False)
+    """
+    return source_id.startswith(WEB_SOURCE_PREFIX)

@@ -9,6 +9,7 @@ from typing import Any
 
 from factlab.cards.build import build_claim_card
 from factlab.cards.model import ClaimCard
+from factlab.checkers.veto import ClassifierVeto
 from factlab.pipeline.trace import ClaimTrace
 from factlab.retrieval.verticals import VerticalRouter
 from factlab.rules import consistency as consistency_signal
@@ -28,20 +29,29 @@ class Verdict:
         timeliness: the timeliness check (`factlab.rules.timeliness.Timeliness`, conf/timeliness): support from a
             source a newer one supersedes counts only for the past; the card names the newest source. None or a
             disabled one = off.
+        veto: the classifier veto (`factlab.checkers.veto.ClassifierVeto`): an LM support the shipped classifier
+            judge reads as a contradiction is set aside and the card goes to review; None = off (the fast checker,
+            whose judge is that classifier).
     """
 
     def __init__(self, rules: BusinessRules, consistency: Mapping[str, Any] | None = None,
-                 verticals: VerticalRouter | None = None, timeliness: Timeliness | None = None) -> None:
+                 verticals: VerticalRouter | None = None, timeliness: Timeliness | None = None,
+                 veto: ClassifierVeto | None = None) -> None:
         self.rules = rules
         self.consistency = dict(consistency) if consistency else None
         self.verticals = verticals
         self.timeliness = timeliness if timeliness is not None and timeliness.enabled else None
+        self.veto = veto
 
     def decide(self, trace: ClaimTrace, sources: list, checker: str) -> ClaimCard:
         """The card of a judged claim (set on the trace and returned)."""
         judgments, notes = list(trace.judgments), []
         if self.consistency is not None:
             judgments, notes = consistency_signal.apply(trace.text, trace.evidence, judgments, **self.consistency)
+        vetoed = []
+        if self.veto is not None:  # an LM support the classifier reads as a contradiction does not count
+            judgments, vetoed = self.veto.apply(trace.text, trace.evidence, judgments)
+            notes = [*vetoed, *notes]
         judged = [JudgedEvidence(e, j) for e, j in zip(trace.evidence, judgments, strict=False)]
         answer = self.verticals.check(trace.text, sources) if self.verticals is not None else None
         if answer is not None:  # a specialised checker's rows weigh like judged snippets; its hints go first
@@ -56,7 +66,7 @@ class Verdict:
                                       sources=sources)
         trace.card.hints = [*notes, *trace.card.hints]
         trace.card.newest_source = newest.to_dict() if newest is not None else None
-        if answer is not None and answer.review:
+        if (answer is not None and answer.review) or vetoed:
             trace.card.review = True
         trace.card.checker = checker
         trace.relation = trace.card.relation

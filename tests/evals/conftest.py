@@ -79,7 +79,8 @@ def fake_config(world: Path, tmp_path: Path, store: Path | None, overrides: list
         f"tracking={'off' if store is None else 'mlflow'}", "splits.train=0.0", "splits.val=0.0", "splits.test=1.0",
         f"index_dir={tmp_path / 'index'}", f"output_dir={tmp_path / 'out'}", f"cache_dir={tmp_path / 'cache'}",
         "lm_cache_dir=null", "progress=false", "bootstrap.samples=50", "retrieval.index.progress=false",
-        *overrides])
+        # fake stages on a synthetic world: no classifier veto reading its texts (tests/checkers/test_veto.py)
+        "checker.verdict.veto=null", *overrides])
     if store is not None:
         cfg.tracking.tracking_uri = f"sqlite:///{store / 'mlflow.db'}"
         cfg.tracking.artifact_root = str(store / "artifacts")

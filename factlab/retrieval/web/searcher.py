@@ -34,6 +34,7 @@ from factlab.retrieval.tokenizer import tokenize
 from factlab.retrieval.web.fetch import FetchFailure, Page, PageFetcher
 from factlab.retrieval.web.search import SearchBackendError, WebResult
 from factlab.schema import Evidence, normalise_text
+from factlab.untrusted import WEB_SOURCE_PREFIX
 
 logger = logging.getLogger(__name__)
 OPEN_WEB = 3  # the level without a site restriction
@@ -272,7 +273,7 @@ class WebSearcher:
         """The page as chunks (once per run), registered as a source record for cards and timeliness."""
         if page.final_url in self._pages:  # read for an earlier claim of this run: its chunks again
             return self._pages[page.final_url]
-        source_id = "web-" + hashlib.sha256(page.final_url.encode()).hexdigest()[:12]
+        source_id = WEB_SOURCE_PREFIX + hashlib.sha256(page.final_url.encode()).hexdigest()[:12]
         tier = self.tiers.tier_for(page.domain, vertical)
         published = page.published or page.updated or result_date
         origin = domain_from_url(page.canonical_url) or page.domain
