@@ -12,8 +12,9 @@ the pair as `contradict` (its own decision, with p(contradict) >= `min_contradic
 and the probabilities, the card sent to review). The veto never creates a contradiction or a `wrong`: a weak
 classifier can cost a `correct`, never add an error. By default it reads evidence from pages fetched over the network
 (`scope: web`): the trust boundary is where the text comes from, and the local corpus is the user's own (with the
-local corpus in scope, honest supports are lost too: the measured cost is in the docs). Its cost (supports set aside on honest pairs) and what it
-catches are measured in `benchmarks/veto.py` and `benchmarks/injection.py` (docs/reliability.md).
+local corpus in scope, honest supports are lost too: the measured cost is in the docs). Its cost (supports set aside
+on honest pairs) and what it catches are measured in `benchmarks/veto.py` and `benchmarks/injection.py`
+(docs/reliability.md).
 
 Used by `factlab.checkers.verdict.Verdict` (conf/checker/professional.yaml `verdict.veto`); the fast checker's
 judge is the classifier itself, so it runs without one.
