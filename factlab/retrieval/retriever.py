@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,11 +18,11 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from factlab.retrieval.compress import compress
-from factlab.retrieval.encoders import Encoder
+from factlab.retrieval.encoders import Encoder, covers
 from factlab.retrieval.fusion import lexical_coverage, reciprocal_rank_fusion
 from factlab.retrieval.index import BuildReport, Index, build_index
 from factlab.retrieval.ingest import check_folder
-from factlab.retrieval.policy import check_policy, prefer_tier, tier_first_order
+from factlab.retrieval.policy import check_policy, check_relevance, prefer_tier, relevance_cut, tier_first_order
 from factlab.retrieval.records import IngestIssue
 from factlab.retrieval.store import Bm25Scorer, CorpusIdf, TokenSets, top_rows
 from factlab.retrieval.tiers import TIERS, TierTables
@@ -39,13 +40,14 @@ class SearchSettings:
     rrf_k: int
     depth: int
     min_evidence: int
-    min_relevance: float
+    min_relevance: float | Mapping[str, float]  # one cut, or one per query language (policy.relevance_cut)
     policy: str = "tier_first"
     band: int | None = None
     margin: float | None = None
 
     def __post_init__(self) -> None:
         check_policy(self.policy, self.band)
+        object.__setattr__(self, "min_relevance", check_relevance(self.min_relevance))
 
 
 @dataclass(frozen=True)
@@ -198,17 +200,20 @@ class Retriever:
         query_tokens = [tokenize(query) for query in queries]
         lexical = [self._bm25.get_scores(tokens) if tokens else None for tokens in query_tokens]
         dense = self._dense(np.asarray(self._encode_queries(queries), dtype=np.float32), lexical)  # (chunks, Q)
+        covered = self._covered(queries)
+        cut = relevance_cut(self.settings.min_relevance, claim or queries[0])
+        dense[:, ~covered] = -np.inf  # a query the encoder's vocabulary does not cover: BM25 alone (Encoder)
         relevance: dict[int, float] = {}
         hits: list[int] = []
         fused: dict[int, float] = {}
         levels = sorted(set(self._tiers.tolist())) if self.settings.policy == "tier_first" else [max(TIERS)]
         for level in levels:  # prefer_tier: one level holding every tier
             allowed = self._tiers <= level
-            fused = self._fuse(allowed, dense, lexical)
+            fused = self._fuse(allowed, dense, lexical, covered)
             for row in fused:
                 if row not in relevance:
                     relevance[row] = self._relevance(row, dense, query_tokens)
-            hits = [row for row in fused if relevance[row] >= self.settings.min_relevance]
+            hits = [row for row in fused if relevance[row] >= cut]
             if len(hits) >= self.settings.min_evidence:
                 break
         tiers = {row: int(self._tiers[row]) for row in hits}
@@ -227,13 +232,19 @@ class Retriever:
         """Queries through the encoder's query side (e5 reads "query: ") where it has one, else `encode`."""
         return getattr(self.encoder, "encode_queries", self.encoder.encode)(queries)
 
-    def _fuse(self, allowed: np.ndarray, dense: np.ndarray, lexical: list[np.ndarray | None]) -> dict[int, float]:
-        """RRF over every (query, BM25 | dense) ranking of the allowed chunks, duplicates mapped to their canonical."""
+    def _covered(self, queries: list[str]) -> np.ndarray:
+        """Per query, whether the encoder's vocabulary covers its language (`languages` on the encoder; none = all)."""
+        return np.array([covers(self.encoder, query) for query in queries], dtype=bool)
+
+    def _fuse(self, allowed: np.ndarray, dense: np.ndarray, lexical: list[np.ndarray | None],
+              covered: np.ndarray) -> dict[int, float]:
+        """RRF over every (query, BM25 | dense) ranking of the allowed chunks, duplicates mapped to their canonical;
+        no dense ranking for a query whose language the encoder does not cover."""
         depth = self.settings.depth
         rankings = []
         for column, bm25_scores in enumerate(lexical):
-            dense_scores = np.where(allowed, dense[:, column], -np.inf)
-            rankings.append(self._top(dense_scores, depth))
+            if covered[column]:
+                rankings.append(self._top(np.where(allowed, dense[:, column], -np.inf), depth))
             if bm25_scores is not None:
                 rankings.append(self._top(np.where(allowed & (bm25_scores > 0), bm25_scores, -np.inf), depth))
         return reciprocal_rank_fusion(rankings, k=self.settings.rrf_k)

@@ -209,3 +209,44 @@ def test_search_embeds_queries_on_the_query_side(corpus: Path, tmp_path: Path, r
     retriever.search(["Fleming penicillin 1928"], k=5)
     assert encoder.queries == ["Fleming penicillin 1928"]
     assert "Fleming penicillin 1928" not in encoder.texts[len(indexed):]  # the passage side never saw the query
+
+
+class EnglishOnlyEncoder(CountingEncoder):
+    """The hashing encoder declaring an English-only vocabulary (as MiniLM does)."""
+
+    languages = ("en",)
+
+
+def test_a_query_the_encoder_does_not_cover_is_ranked_and_cut_by_its_words_alone(corpus: Path, tmp_path: Path,
+                                                                                  retrieval_cfg):
+    covering = Retriever.build(corpus, tmp_path / "a", retrieval_cfg("retrieval.search.min_evidence=1"),
+                               encoder=CountingEncoder())
+    english_only = Retriever.build(corpus, tmp_path / "b", retrieval_cfg("retrieval.search.min_evidence=1"),
+                                   encoder=EnglishOnlyEncoder())
+    query = "长江 全长 公里"
+    assert list(english_only._covered([query, "Fleming penicillin"])) == [False, True]
+    hits = english_only.search([query], k=5)
+    assert [e.source_id for e in hits] == ["yangtze"]
+    row = next(i for i, c in enumerate(english_only.index.chunks) if c.source_id == "yangtze")
+    from factlab.retrieval.fusion import lexical_coverage
+    from factlab.retrieval.tokenizer import tokenize
+
+    lexical = lexical_coverage(tokenize(query), english_only._token_sets[row], english_only._idf,
+                               english_only._n_docs)
+    assert hits[0].score == pytest.approx(lexical, abs=1e-4)  # no cosine in the relevance
+    assert covering.search([query], k=5)[0].source_id == "yangtze"
+
+
+def test_min_relevance_per_language_cuts_each_query_at_its_languages_number(built):
+    strict_zh = built("retrieval.search.min_evidence=1", "retrieval.search.min_relevance={en: 0.5, zh: 0.99}")
+    assert strict_zh.search(["长江 全长 公里"], k=5, claim="长江全长约6300公里，流经多个省份。") == []
+    assert strict_zh.search(["Fleming penicillin"], k=5)
+    lenient = built("retrieval.search.min_evidence=1", "retrieval.search.min_relevance={default: 0.5}")
+    assert lenient.search(["长江 全长 公里"], k=5)[0].source_id == "yangtze"
+
+
+@pytest.mark.parametrize("value,match", [("{en: 0.5}", "needs en and zh, or default"), ("{en: 0.5, zh: 2}", "zh"),
+                                         ("1.5", "expected a number")])
+def test_a_bad_min_relevance_is_refused_by_name(built, value, match):
+    with pytest.raises(ValueError, match=match):
+        built(f"retrieval.search.min_relevance={value}")

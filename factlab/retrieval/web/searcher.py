@@ -28,7 +28,9 @@ import numpy as np
 from factlab.atomic import read_json, write_json
 from factlab.retrieval.chunking import chunk_spans
 from factlab.retrieval.compress import compress
+from factlab.retrieval.encoders import covers
 from factlab.retrieval.fusion import inverse_document_frequencies, lexical_coverage
+from factlab.retrieval.policy import check_relevance, relevance_cut
 from factlab.retrieval.tiers import TierTables, domain_from_url
 from factlab.retrieval.tokenizer import tokenize
 from factlab.retrieval.web.fetch import FetchFailure, Page, PageFetcher
@@ -139,15 +141,16 @@ class WebSearcher:
 
     def __init__(self, backend, fetcher: PageFetcher, tiers: TierTables, cache_dir: str | Path, *,
                  results_per_query: int = 8, pages_per_level: int = 5, sites_per_query: int = 8,
-                 site_batches: int = 2, queries_per_level: int = 2, min_evidence: int = 2, min_relevance: float = 0.5,
-                 max_chars: int = 800, per_page: int = 2, compress: Mapping | None = None, encoder=None,
+                 site_batches: int = 2, queries_per_level: int = 2, min_evidence: int = 2,
+                 min_relevance: float | Mapping[str, float] = 0.5, max_chars: int = 800, per_page: int = 2,
+                 compress: Mapping | None = None, encoder=None,
                  fetch_workers: int = 4, host_failures_allowed: int = 2, allow_private_hosts: bool = False) -> None:
         self.backend, self.fetcher, self.tiers = backend, fetcher, tiers
         self.cache_dir = Path(cache_dir)
         self.results_per_query, self.pages_per_level = int(results_per_query), int(pages_per_level)
         self.sites_per_query, self.site_batches = int(sites_per_query), int(site_batches)
         self.queries_per_level = int(queries_per_level)
-        self.min_evidence, self.min_relevance = int(min_evidence), float(min_relevance)
+        self.min_evidence, self.min_relevance = int(min_evidence), check_relevance(min_relevance)
         self.max_chars, self.per_page = int(max_chars), int(per_page)
         self.compression = dict(compress or {"enabled": False})
         self.encoder = encoder
@@ -298,16 +301,18 @@ class WebSearcher:
         for query in queries:
             tokens = tokenize(query)
             relevance = np.maximum(relevance, [lexical_coverage(tokens, c.tokens, idf, n_docs) for c in pool])
-        if self.encoder is not None:
+        covered = [query for query in queries if self.encoder is not None and covers(self.encoder, query)]
+        if covered:  # cosines only for queries the encoder's vocabulary covers (factlab.retrieval.encoders.covers)
             vectors = np.asarray(self.encoder.encode([f"{c.title}\n{c.text}" for c in pool]), dtype=np.float32)
             encode = getattr(self.encoder, "encode_queries", self.encoder.encode)
-            cosine = vectors @ np.asarray(encode(queries), dtype=np.float32).T
+            cosine = vectors @ np.asarray(encode(covered), dtype=np.float32).T
             relevance = np.maximum(relevance, np.clip(cosine.max(axis=1), 0.0, 1.0))
         order = sorted(range(len(pool)), key=lambda i: (pool[i].tier, -relevance[i], pool[i].chunk_id))
         taken: dict[str, int] = {}
         hits = []
+        cut = relevance_cut(self.min_relevance, queries[0])
         for i in order:
-            if relevance[i] >= self.min_relevance and taken.get(pool[i].source_id, 0) < self.per_page:
+            if relevance[i] >= cut and taken.get(pool[i].source_id, 0) < self.per_page:
                 taken[pool[i].source_id] = taken.get(pool[i].source_id, 0) + 1
                 hits.append((pool[i], float(relevance[i])))
         return hits
