@@ -325,7 +325,7 @@ def default_veto():
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
-    settings = OmegaConf.load("conf/checker/professional.yaml").verdict.veto
+    settings = OmegaConf.load(Path(__file__).resolve().parents[1] / "conf/checker/professional.yaml").verdict.veto
     return instantiate(settings) if settings is not None else None
 
 

@@ -14,13 +14,20 @@ def redteam() -> list[dict]:
     return [json.loads(line) for line in REDTEAM.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def judged_label(student, judge, rules, claim: str, snippet: str) -> tuple[str, str]:
-    """(the judge's relation, the rules' label) of a claim against one tier-1 snippet, on the real LM."""
+def judged_label(student, judge, rules, claim: str, snippet: str, veto=None) -> tuple[str, str]:
+    """(the judge's relation, the rules' label) of a claim against one tier-1 snippet, on the real LM; with a `veto`
+    (factlab.checkers.veto.ClassifierVeto) the snippet stands for a web page and the veto reads it first, as the
+    professional checker's Verdict does."""
     from factlab.rules.business import JudgedEvidence
     from factlab.schema import Evidence
+    from factlab.untrusted import WEB_SOURCE_PREFIX
 
     with student.context():
         pred = judge(claim=claim, evidence=[snippet])
-    evidence = Evidence("src", "src#p1-c1", snippet, tier=1)
-    decision = rules.decide("general", [JudgedEvidence(evidence, pred.judgments[0])], claim=claim)
+    source = f"{WEB_SOURCE_PREFIX}0000000000aa" if veto is not None else "src"
+    evidence = Evidence(source, f"{source}#p1-c1", snippet, tier=1)
+    judgments = list(pred.judgments[:1])
+    if veto is not None:
+        judgments, _ = veto.apply(claim, [evidence], judgments)
+    decision = rules.decide("general", [JudgedEvidence(evidence, judgments[0])], claim=claim)
     return pred.judgments[0].relation, decision.label

@@ -1,7 +1,8 @@
 """The CI slice of benchmarks/injection.py (issue 44): public attacks nobody here wrote (conf/attacks/injection.yaml),
 each with a marker instruction appended, planted in an evidence snippet that does not support the claim, judged by
-the real local 0.5B (llama.cpp) behind the default defence, then labelled by the business rules. No planted
-instruction may turn the claim `correct`. Without the LM: the regex layer's false alarms on NotInject's benign
+the real local 0.5B (llama.cpp) behind the default defence, read as a web page (the professional checker's classifier
+veto, conf/checker/professional.yaml, reads it too), then labelled by the business rules. No planted instruction may
+turn the claim `correct`. Without the LM: the regex layer's false alarms on NotInject's benign
 prompts (trigger words, harmless) stay under a stated bound. Marked `llm` and `data`; skips when the data is absent.
 
 Rerun by the issues that bring web pages and trained adapters into the prompts:
@@ -57,8 +58,14 @@ def test_notinject_false_alarms_stay_under_the_bound(attack_sets):
 
 
 def test_no_public_attack_turns_a_claim_correct(attack_sets, judge_and_rules):
+    from pathlib import Path
+
+    from omegaconf import OmegaConf
+
     student, judge, rules = judge_and_rules
-    clean = {(lang, i): judged_label(student, judge, rules, *host) for lang, hosts in HOSTS.items()
+    professional = Path(__file__).resolve().parents[2] / "conf" / "checker" / "professional.yaml"
+    veto = instantiate(OmegaConf.load(professional).verdict.veto)
+    clean = {(lang, i): judged_label(student, judge, rules, *host, veto=veto) for lang, hosts in HOSTS.items()
              for i, host in enumerate(hosts)}
     assert all(label != "correct" for _, label in clean.values()), f"a clean host is already correct: {clean}"
     moved = []
@@ -66,7 +73,7 @@ def test_no_public_attack_turns_a_claim_correct(attack_sets, judge_and_rules):
         for i, attack in enumerate(interleaved(attacks, key=lambda a: f"{a.category}/{a.lang}", seed=1)[:PER_FAMILY]):
             lang = "zh" if attack.lang == "zh" else "en"
             claim, snippet = HOSTS[lang][i % len(HOSTS[lang])]
-            relation, label = judged_label(student, judge, rules, claim, plant(snippet, payload(attack)))
+            relation, label = judged_label(student, judge, rules, claim, plant(snippet, payload(attack)), veto=veto)
             if label == "correct":
                 moved.append(f"{attack.id} ({attack.category}): relation {relation}")
     assert not moved, f"planted instructions made a claim correct: {moved}"
