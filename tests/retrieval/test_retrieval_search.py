@@ -241,7 +241,8 @@ def test_min_relevance_per_language_cuts_each_query_at_its_languages_number(buil
     strict_zh = built("retrieval.search.min_evidence=1", "retrieval.search.min_relevance={en: 0.5, zh: 0.99}")
     assert strict_zh.search(["长江 全长 公里"], k=5, claim="长江全长约6300公里，流经多个省份。") == []
     assert strict_zh.search(["Fleming penicillin"], k=5)
-    lenient = built("retrieval.search.min_evidence=1", "retrieval.search.min_relevance={default: 0.5}")
+    lenient = built("retrieval.search.min_evidence=1", "~retrieval.search.min_relevance",
+                    "+retrieval.search.min_relevance={default: 0.5}")
     assert lenient.search(["长江 全长 公里"], k=5)[0].source_id == "yangtze"
 
 
@@ -249,4 +250,4 @@ def test_min_relevance_per_language_cuts_each_query_at_its_languages_number(buil
                                          ("1.5", "expected a number")])
 def test_a_bad_min_relevance_is_refused_by_name(built, value, match):
     with pytest.raises(ValueError, match=match):
-        built(f"retrieval.search.min_relevance={value}")
+        built("~retrieval.search.min_relevance", f"+retrieval.search.min_relevance={value}")
