@@ -29,6 +29,9 @@ REMOVED = "[instruction-like text removed]"
 # The source ids of pages the web searcher fetched (factlab/retrieval/web/searcher.py) start with this: evidence from
 # the network, written by anyone (the classifier veto's default scope, factlab/checkers/veto.py).
 WEB_SOURCE_PREFIX = "web-"
+# The authority tier of a domain the tier tables list nowhere above tier 3 (unknown or user-generated: anyone can
+# write there); factlab/retrieval/tiers.py gives it to unlisted domains, the label rules distrust a web page there.
+OPEN_WEB_TIER = 3
 OPEN, CLOSE = "«", "»"  # the fence around every untrusted field; inside a field these become ‹ ›, so none closes early
 _DEFENCE = contextvars.ContextVar("factlab_untrusted_defence", default="full")
 DEFENCE_LEVELS = ("full", "neutralise", "off")  # full = neutralise + fence (the default); off = raw text, no fence

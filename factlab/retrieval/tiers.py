@@ -23,8 +23,10 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from factlab.untrusted import OPEN_WEB_TIER
+
 TIERS: tuple[int, ...] = (1, 2, 3)
-UNKNOWN_TIER = 3
+UNKNOWN_TIER = OPEN_WEB_TIER
 _TIER_KEYS = {f"tier{tier}": tier for tier in TIERS}
 
 

@@ -18,7 +18,10 @@ Decision order (each step can only keep or downgrade the label):
    A disagreeing judgment at a lower tier only adds a hint (and turns a `correct` blue).
 4. Fewer than `min_evidence` decisive snippets -> `unverifiable`.
 5. `correct` needs its support at tier <= `min_support_tier`, or support from at least
-   `corroboration_min_domains` distinct domains; otherwise `unverifiable`.
+   `corroboration_min_domains` distinct domains; otherwise `unverifiable`. A `correct` whose every support is a
+   page fetched from the web at the open-web tier (a domain the authority tables do not rank: anyone can write
+   there) needs support from at least `web_min_domains` distinct domains; otherwise `unverifiable` with
+   `review=True`: one page written by anyone, whatever it says to the judge, never makes a claim `correct`.
 6. In a high-risk vertical a `wrong` whose contradiction is below `contradict_min_confidence` becomes
    `unverifiable` with `review=True` (it goes to the review queue instead of being shown as an error).
 7. A cited work that is missing from the sources, or none of whose snippets supports the claim
@@ -35,7 +38,7 @@ from typing import TYPE_CHECKING
 
 from factlab.matching.text import content_containment, numbers
 from factlab.schema import LABELS, RELATIONS, RISK_LEVELS, Evidence, Judgment, detect_language
-from factlab.untrusted import is_steering
+from factlab.untrusted import OPEN_WEB_TIER, from_the_network, is_steering
 
 if TYPE_CHECKING:
     from factlab.rules.citations import CitationCheck
@@ -167,6 +170,7 @@ class BusinessRules:
     min_support_tier: int
     min_evidence: int
     corroboration_min_domains: int
+    web_min_domains: int
     high_risk_verticals: list[str]
     contradict_min_confidence: float
     min_confidence: float
@@ -181,9 +185,10 @@ class BusinessRules:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{where}: field {name} must be an int >= 1, got {value!r}")
-        value = self.corroboration_min_domains
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{where}: field corroboration_min_domains must be an int >= 0 (0 = off), got {value!r}")
+        for name in ("corroboration_min_domains", "web_min_domains"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{where}: field {name} must be an int >= 0 (0 = off), got {value!r}")
         for name in ("contradict_min_confidence", "min_confidence", "min_support_overlap"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
@@ -260,6 +265,8 @@ class BusinessRules:
         if label == "correct" and best_tier > self.min_support_tier and not self._corroborated(best_tier, decisive,
                                                                                                hints, reasons):  # 5.
             return self._finish("unverifiable", relation, confidence, best_tier, **finish)
+        if label == "correct" and not self._web_corroborated(decisive, hints, reasons):  # 5.
+            return self._finish("unverifiable", relation, confidence, best_tier, **finish, review=True)
         if label == "wrong" and high_risk and confidence < self.contradict_min_confidence:  # 6.
             hints.append(
                 f"contradiction at confidence {confidence:.2f} < {self.contradict_min_confidence:.2f} in high-risk "
@@ -381,6 +388,27 @@ class BusinessRules:
             f"{self.min_support_tier}{alternative}: find a more authoritative source"
         )
         reasons.append(f"min_support_tier: support at tier {best_tier} > {self.min_support_tier} -> unverifiable")
+        return False
+
+    def _web_corroborated(self, decisive: list[JudgedEvidence], hints: list[str], reasons: list[str]) -> bool:
+        """5. Support only from open-web pages (fetched, tier >= OPEN_WEB_TIER) passes only from enough domains."""
+        support = [i for i in decisive if i.relation == "support"]
+        needed = self.web_min_domains
+        if not needed or any(not from_the_network(i.evidence.source_id) or i.tier < OPEN_WEB_TIER for i in support):
+            return True
+        domains = sorted({normalise_domain(d) for i in support for d in [i.evidence.domain, *i.evidence.corroborated_by]
+                          if normalise_domain(d)})
+        if len(domains) >= needed:
+            reasons.append(f"web_min_domains: open-web support from {len(domains)} domains ({', '.join(domains)}) "
+                           f">= {needed}")
+            return True
+        hints.append(
+            f"supported only by {len(support)} open-web page(s) from {len(domains)} domain(s) "
+            f"({', '.join(domains) or 'none named'}); business {self.name!r} needs >= {needed} independent domains or "
+            "a ranked source: read the page yourself (anyone can write there, and a page can address the judge)"
+        )
+        reasons.append(f"web_min_domains: open-web support from {len(domains)} < {needed} domains -> unverifiable, "
+                       "review")
         return False
 
     def _finish(
