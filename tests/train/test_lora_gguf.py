@@ -1,0 +1,136 @@
+"""PEFT LoRA -> llama.cpp GGUF adapter (factlab.train.gguf.export_lora_gguf, issue 46).
+
+Offline: the file's keys, tensor names and shapes on a two-tensor template GGUF written here, and every refusal.
+Slow: a LoRA on the packaged Qwen2.5-Coder-0.5B, exported and loaded by llama.cpp next to the base GGUF, gives the
+next-token logits PEFT's own forward pass gives (and not the base model's).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from factlab.train.gguf import GGUFExportError, export_lora_gguf, lora_gguf_alpha
+
+
+def _template(path, shapes: dict[str, tuple[int, int]]):
+    import gguf
+
+    writer = gguf.GGUFWriter(str(path), "qwen2")
+    writer.add_block_count(1)
+    for name, (out_dim, in_dim) in shapes.items():
+        writer.add_tensor(name, np.zeros((out_dim, in_dim), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def _adapter(folder, weights: dict[str, np.ndarray], **config):
+    from safetensors.numpy import save_file
+
+    folder.mkdir()
+    (folder / "adapter_config.json").write_text(json.dumps({"r": 2, "lora_alpha": 4, **config}))
+    save_file(weights, str(folder / "adapter_model.safetensors"))
+    return folder
+
+
+PREFIX = "base_model.model.model.layers.0.self_attn"
+
+
+def test_the_adapter_file_is_what_llama_cpp_reads(tmp_path):
+    import gguf
+
+    template = _template(tmp_path / "base.gguf", {"blk.0.attn_q.weight": (8, 6), "blk.0.attn_v.weight": (4, 6)})
+    rng = np.random.default_rng(0)
+    weights = {f"{PREFIX}.q_proj.lora_A.weight": rng.normal(size=(2, 6)).astype(np.float32),
+               f"{PREFIX}.q_proj.lora_B.weight": rng.normal(size=(8, 2)).astype(np.float32),
+               f"{PREFIX}.v_proj.lora_A.weight": rng.normal(size=(2, 6)).astype(np.float32),
+               f"{PREFIX}.v_proj.lora_B.weight": rng.normal(size=(4, 2)).astype(np.float32)}
+    out = export_lora_gguf(_adapter(tmp_path / "adapter", weights), template, tmp_path / "lora.gguf", "t")
+    reader = gguf.GGUFReader(str(out))
+    fields = {key: reader.fields[key].contents() for key in ("general.type", "adapter.type", "adapter.lora.alpha",
+                                                             "general.architecture")}
+    assert fields == {"general.type": "adapter", "adapter.type": "lora", "adapter.lora.alpha": 4.0,
+                      "general.architecture": "qwen2"}
+    tensors = {t.name: t for t in reader.tensors}
+    assert sorted(tensors) == ["blk.0.attn_q.weight.lora_a", "blk.0.attn_q.weight.lora_b",
+                               "blk.0.attn_v.weight.lora_a", "blk.0.attn_v.weight.lora_b"]
+    # GGUF lists dimensions innermost first: A (r, in) -> [in, r], B (out, r) -> [r, out], as llama.cpp checks them
+    assert tensors["blk.0.attn_q.weight.lora_a"].shape.tolist() == [6, 2]
+    assert tensors["blk.0.attn_q.weight.lora_b"].shape.tolist() == [2, 8]
+    stored = np.asarray(tensors["blk.0.attn_q.weight.lora_b"].data, dtype=np.float32).reshape(8, 2)
+    np.testing.assert_allclose(stored, weights[f"{PREFIX}.q_proj.lora_B.weight"], rtol=1e-3, atol=1e-3)
+    assert out.with_suffix(".gguf.sha256").read_text().strip()
+
+
+@pytest.mark.parametrize("weights, config, message", [
+    ({f"{PREFIX}.q_proj.lora_A.weight": np.zeros((2, 5), np.float32),
+      f"{PREFIX}.q_proj.lora_B.weight": np.zeros((8, 2), np.float32)}, {}, r"do not fit the base's \(8, 6\)"),
+    ({f"{PREFIX}.q_proj.lora_A.weight": np.zeros((2, 6), np.float32)}, {}, "not both LoRA matrices"),
+    ({f"{PREFIX}.q_proj.bias": np.zeros(8, np.float32)}, {}, "is not a LoRA A or B matrix"),
+    ({f"{PREFIX}.k_proj.lora_A.weight": np.zeros((2, 6), np.float32),
+      f"{PREFIX}.k_proj.lora_B.weight": np.zeros((8, 2), np.float32)}, {}, "no tensor 'blk.0.attn_k.weight'"),
+    ({f"{PREFIX}.q_proj.lora_A.weight": np.zeros((2, 6), np.float32),
+      f"{PREFIX}.q_proj.lora_B.weight": np.zeros((8, 2), np.float32)}, {"use_dora": True}, "DoRA"),
+    ({f"{PREFIX}.q_proj.lora_A.weight": np.zeros((2, 6), np.float32),
+      f"{PREFIX}.q_proj.lora_B.weight": np.zeros((8, 2), np.float32)}, {"rank_pattern": {"q_proj": 4}},
+     "rank_pattern"),
+])
+def test_what_llama_cpp_cannot_read_is_refused_by_name(tmp_path, weights, config, message):
+    template = _template(tmp_path / "base.gguf", {"blk.0.attn_q.weight": (8, 6)})
+    with pytest.raises(GGUFExportError, match=message):
+        export_lora_gguf(_adapter(tmp_path / "adapter", weights, **config), template, tmp_path / "lora.gguf", "t")
+    assert not (tmp_path / "lora.gguf").exists()
+
+
+def test_rslora_alpha_is_rescaled_for_llama_cpp():
+    assert lora_gguf_alpha({"r": 4, "lora_alpha": 8, "use_rslora": True}) == 16.0
+
+
+@pytest.mark.slow
+def test_llama_cpp_with_the_exported_adapter_computes_what_peft_computes(tmp_path):
+    import torch
+    from llama_cpp import Llama
+    from omegaconf import OmegaConf
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from factlab.config import CONF_DIR
+    from factlab.models.assemble import assemble
+    from factlab.train.gguf import hf_from_gguf
+
+    lm = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "lm" / "local_qwen05.yaml"))
+    base = assemble(lm["packages"], lm["filename"], lm["sha256"])
+    folder = hf_from_gguf(lm)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    torch.manual_seed(0)
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32),
+                           LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"],
+                                      init_lora_weights=False, lora_dropout=0.0))
+    with torch.no_grad():  # random A and B, scaled so the adapter moves the logits clearly but not chaotically
+        for name, param in model.named_parameters():
+            if "lora_B" in name:
+                param.mul_(0.3)
+    model.save_pretrained(tmp_path / "adapter")
+    out = export_lora_gguf(tmp_path / "adapter", base, tmp_path / "adapter.gguf", "test")
+    assert out.stat().st_size < 2.5 * 2**20  # r=8 on q/k/v/o of 24 layers, float16
+
+    ids = tokenizer("Penicillin was discovered in 1928 by Alexander Fleming, who noticed that")["input_ids"]
+    with torch.no_grad():
+        peft_logits = model(torch.tensor([ids])).logits[0, -1].numpy()
+
+    def llama_logits(lora_path):
+        llm = Llama(model_path=str(base), lora_path=lora_path, n_ctx=128, logits_all=True, verbose=False)
+        llm.eval(ids)
+        logits = np.array(llm.scores[len(ids) - 1])
+        llm.close()
+        return logits
+
+    with_adapter, without = llama_logits(str(out)), llama_logits(None)
+    assert np.corrcoef(with_adapter, peft_logits)[0, 1] > 0.99
+    assert with_adapter.argmax() == peft_logits.argmax()
+    assert np.corrcoef(without, peft_logits)[0, 1] < 0.9  # the adapter is what made the difference
