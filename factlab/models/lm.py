@@ -114,15 +114,26 @@ def local_lm(name: str, alias: str, packages: list[str], filename: str, sha256: 
              adapter: dspy.Adapter, n_ctx: int = 4096, n_threads: int | None = None, port: int | None = None,
              temperature: float = 0.0, max_tokens: int = 512, cache: bool = True, timeout_s: float = 120.0,
              num_retries: int = 1, start_timeout_s: float = 180.0, reuse_running: bool = False,
-             extra_buffers: str = "auto", prompt_cache_mb: int = 0) -> LMHandle:
-    """A packaged GGUF model: assemble its chunk packages (sha256-checked), serve it, talk OpenAI to it."""
+             extra_buffers: str = "auto", prompt_cache_mb: int = 0, lora: str | None = None) -> LMHandle:
+    """A packaged GGUF model: assemble its chunk packages (sha256-checked), serve it, talk OpenAI to it.
+
+    `lora`: a LoRA adapter served with the model (`factlab:<shipped name>`, a PEFT adapter folder or a .gguf file;
+    factlab.models.lora). The served alias gains the adapter file's name (`<alias>+<adapter>-<sha12>`), so DSPy's
+    cache and a reused server never mix the base model's answers with the adapter's."""
     prepare_offline_env()
     path = assemble(list(packages), filename, sha256)
+    lora_path = None
+    if lora:
+        from factlab.models.lora import lora_gguf
+
+        lora_path = lora_gguf(lora, path)
+        alias = f"{alias}+{lora_path.stem}"
     server = ensure_server(path, alias, n_ctx=n_ctx, n_threads=n_threads, port=port, start_timeout_s=start_timeout_s,
-                           reuse_running=reuse_running, extra_buffers=extra_buffers, prompt_cache_mb=prompt_cache_mb)
+                           reuse_running=reuse_running, extra_buffers=extra_buffers, prompt_cache_mb=prompt_cache_mb,
+                           lora_path=lora_path)
     lm = _lm(f"{LOCAL_ROUTE}/{alias}", server.api_base, "local", temperature, max_tokens, cache, timeout_s, num_retries)
-    return LMHandle(name, lm, adapter, {"backend": "local", "model": alias, "file": str(path), "port": server.port},
-                    local_breaker(server))
+    info = {"backend": "local", "model": alias, "file": str(path), "port": server.port}
+    return LMHandle(name, lm, adapter, info | ({"lora": str(lora_path)} if lora_path else {}), local_breaker(server))
 
 
 def local_breaker(server: LocalServer) -> LMBreaker:

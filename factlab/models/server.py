@@ -92,16 +92,19 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def server_settings(n_ctx: int, extra_buffers: str, prompt_cache_mb: int) -> dict:
+def server_settings(n_ctx: int, extra_buffers: str, prompt_cache_mb: int, lora_path: str | Path | None = None) -> dict:
     """The start settings a reused server must share: the context size (a smaller one fails long prompts), the
-    extra-buffer mode (`auto` avoids a crash on AMX CPUs) and the prompt cache's size (memory, speed)."""
-    return {"n_ctx": int(n_ctx), "extra_buffers": str(extra_buffers), "prompt_cache_mb": int(prompt_cache_mb)}
+    extra-buffer mode (`auto` avoids a crash on AMX CPUs), the prompt cache's size (memory, speed) and the LoRA
+    adapter applied to every request (another adapter is another model)."""
+    settings = {"n_ctx": int(n_ctx), "extra_buffers": str(extra_buffers), "prompt_cache_mb": int(prompt_cache_mb)}
+    return settings | ({"lora_path": str(lora_path)} if lora_path else {})
 
 
 def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threads: int | None = None,
                   port: int | None = None, start_timeout_s: float = 180.0,
                   state_dir: str | Path | None = None, reuse_running: bool = True,
-                  extra_buffers: str = "auto", prompt_cache_mb: int = 0) -> LocalServer:
+                  extra_buffers: str = "auto", prompt_cache_mb: int = 0,
+                  lora_path: str | Path | None = None) -> LocalServer:
     """Return a healthy server for `model_path`, reusing a running one or starting a new one.
 
     Args:
@@ -120,13 +123,14 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
             (`factlab.models.llama_server`).
         prompt_cache_mb: MB of KV states of earlier requests the server keeps, to restore the one sharing the
             longest prompt prefix (0 = only the previous request's; `factlab.models.llama_server`).
+        lora_path: a llama.cpp GGUF LoRA adapter applied to every request (`factlab.models.lora`); None = none.
 
     Raises:
         ServerStartError: the model file is missing, the process died, or health did not come in time.
     """
     model_path = Path(model_path)
     use_extra_buffers(extra_buffers, ())  # a bad mode fails here, not in the server's log
-    settings = server_settings(n_ctx, extra_buffers, prompt_cache_mb)
+    settings = server_settings(n_ctx, extra_buffers, prompt_cache_mb, lora_path)
     mine = _RUNNING.get(alias)
     if mine is not None and mine.settings == settings and mine.model_path == model_path and server_alive(mine):
         return mine  # other settings: a second server (the first may still serve an LM of this process)
@@ -146,7 +150,7 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
                     _RUNNING[alias] = server
                     return server
         server = _start(model_path, alias, n_ctx, n_threads or os.cpu_count() or 1, port or free_port(),
-                        start_timeout_s, state / f"{alias}.log", extra_buffers, prompt_cache_mb)
+                        start_timeout_s, state / f"{alias}.log", extra_buffers, prompt_cache_mb, lora_path)
         server.settings = settings
         write_json(registry, {"model_path": str(model_path), "port": server.port, "pid": server.pid,
                               "settings": settings})
@@ -155,11 +159,14 @@ def ensure_server(model_path: str | Path, alias: str, n_ctx: int = 4096, n_threa
 
 
 def _start(model_path: Path, alias: str, n_ctx: int, n_threads: int, port: int, timeout_s: float,
-           log_path: Path, extra_buffers: str = "auto", prompt_cache_mb: int = 0) -> LocalServer:
+           log_path: Path, extra_buffers: str = "auto", prompt_cache_mb: int = 0,
+           lora_path: str | Path | None = None) -> LocalServer:
     cmd = [sys.executable, "-m", "factlab.models.llama_server", "--extra_buffers", extra_buffers,
            "--prompt_cache_mb", str(int(prompt_cache_mb)),
            "--model", str(model_path), "--model_alias", alias,
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads)]
+    if lora_path:
+        cmd += ["--lora_path", str(lora_path)]
     log = log_path.open("ab")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                             preexec_fn=_die_with_parent)

@@ -19,16 +19,14 @@ import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from factlab.models.lora import UNPERMUTED_ARCHS, GGUFExportError, gguf_tensor_names, write_sha256
+
 # Mixed scripts, digits, punctuation and JSON: what the SFT targets are made of.
 ROUND_TRIP_SAMPLES: tuple[str, ...] = (
     "Penicillin was discovered in 1928 by Alexander Fleming.",
     "2023年中国国内生产总值增长5.2%。",
     '["China GDP growth 2023", "国内生产总值 2023年"]',
 )
-
-
-# Architectures whose GGUF tensors are the Hugging Face ones renamed (llama.cpp's converter permutes no q/k rows).
-UNPERMUTED_ARCHS: tuple[str, ...] = ("qwen2", "qwen3")
 
 
 # English prose is ~4 characters per token in a sane vocabulary; the broken Gemma GGUF tokenizer gives ~2.
@@ -39,8 +37,7 @@ class TokenizerRoundTripError(RuntimeError):
     """A tokenizer that does not give back the text it encoded, or splits words into single characters."""
 
 
-class GGUFExportError(RuntimeError):
-    """Trained weights that do not fit the template GGUF's tensors."""
+
 
 
 def check_round_trip(tokenizer, samples: Sequence[str] = ROUND_TRIP_SAMPLES, source: str = "tokenizer") -> None:
@@ -118,27 +115,6 @@ def _convert(gguf_path: Path, target: Path, dtype: str) -> None:
     partial.replace(target)
 
 
-def gguf_tensor_names(state_dict_names: Sequence[str], arch: str, n_blocks: int) -> dict[str, str]:
-    """HF parameter name -> GGUF tensor name, by gguf's own mapping table (what llama.cpp's converter uses).
-
-    >>> gguf_tensor_names(["model.layers.0.self_attn.q_proj.weight", "lm_head.weight"], "qwen2", 1)
-    {'model.layers.0.self_attn.q_proj.weight': 'blk.0.attn_q.weight', 'lm_head.weight': 'output.weight'}
-    """
-    import gguf
-
-    archs = {name: member for member, name in gguf.MODEL_ARCH_NAMES.items()}
-    if arch not in archs:
-        raise GGUFExportError(f"GGUF architecture {arch!r} is unknown to the installed gguf package")
-    table = gguf.get_tensor_name_map(archs[arch], n_blocks)
-    out = {}
-    for name in state_dict_names:
-        mapped = table.get_name(name, try_suffixes=(".weight", ".bias"))
-        if mapped is None:
-            raise GGUFExportError(f"no GGUF tensor name for parameter {name!r} of a {arch} model")
-        out[name] = mapped
-    return out
-
-
 def export_gguf(model_dir: str | Path, template: str | Path, out_path: str | Path, name: str) -> Path:
     """Write the Hugging Face causal LM at `model_dir` as a GGUF shaped like `template` (metadata copied).
 
@@ -195,114 +171,5 @@ def export_gguf(model_dir: str | Path, template: str | Path, out_path: str | Pat
     writer.write_tensors_to_file(progress=True)
     writer.close()
     partial.replace(out_path)
-    _write_sha256(out_path)
+    write_sha256(out_path)
     return out_path
-
-
-def lora_gguf_alpha(config: Mapping) -> float:
-    """The `adapter.lora.alpha` that makes llama.cpp scale a PEFT LoRA as PEFT does.
-
-    llama.cpp multiplies B·A by alpha / r; PEFT by lora_alpha / r, or lora_alpha / sqrt(r) with rsLoRA.
-
-    >>> lora_gguf_alpha({"r": 16, "lora_alpha": 32}), lora_gguf_alpha({"r": 16, "lora_alpha": 32, "use_rslora": True})
-    (32.0, 128.0)
-    """
-    for key in ("rank_pattern", "alpha_pattern"):
-        if config.get(key):
-            raise GGUFExportError(f"LoRA config sets {key}: one rank and alpha per adapter is all llama.cpp reads")
-    if config.get("use_dora"):
-        raise GGUFExportError("a DoRA adapter has magnitude vectors llama.cpp's LoRA loader does not read")
-    r, alpha = int(config["r"]), float(config["lora_alpha"])
-    return alpha * r**0.5 if config.get("use_rslora") else alpha
-
-
-def export_lora_gguf(adapter_dir: str | Path, template: str | Path, out_path: str | Path, name: str,
-                     dtype: str = "float16") -> Path:
-    """Write a PEFT LoRA adapter (adapter_config.json + adapter_model.safetensors) as a llama.cpp GGUF adapter.
-
-    The file is what llama.cpp's own `convert_lora_to_gguf.py` writes: `general.type` adapter, `adapter.type` lora,
-    `adapter.lora.alpha`, the template's architecture, and per adapted matrix two F32 tensors named after the base
-    tensor (`blk.0.attn_q.weight.lora_a` = A, shape (r, in); `.lora_b` = B, shape (out, r)), found with gguf's own
-    HF -> GGUF name table. llama.cpp loads it next to the base GGUF (`--lora`, llama-cpp-python `lora_path`) and checks
-    every shape against the base; 2.1 MB in float16 at r = 8 on the 0.5B's attention, so it ships in git where the
-    merged model (~0.5 GB) cannot. Checked against PEFT's own forward pass in tests/train/test_lora_gguf.py.
-
-    Args:
-        adapter_dir: a PEFT adapter folder (`save_pretrained` of a LoRA PeftModel).
-        template: the base model's GGUF (the one the adapter's base was converted from).
-        out_path: the adapter GGUF to write (a `.sha256` stamp is written next to it).
-        name: stored in `general.name`.
-        dtype: "float16" (half the size; llama.cpp computes the LoRA product in float32 either way) or "float32".
-
-    Raises:
-        GGUFExportError: a LoRA feature llama.cpp does not read (DoRA, per-layer ranks), a weight with no GGUF name,
-            or a shape that does not fit the template's tensor.
-    """
-    import gguf
-    import numpy as np
-    from safetensors.numpy import load_file
-
-    if dtype not in ("float16", "float32"):
-        raise GGUFExportError(f"dtype {dtype!r}: expected float16 or float32")
-    adapter_dir, out_path = Path(adapter_dir), Path(out_path)
-    config = json.loads((adapter_dir / "adapter_config.json").read_text(encoding="utf-8"))
-    alpha = lora_gguf_alpha(config)
-    weights = load_file(str(adapter_dir / "adapter_model.safetensors"))
-    reader = gguf.GGUFReader(str(template))
-    arch = reader.fields["general.architecture"].contents()
-    if arch not in UNPERMUTED_ARCHS:
-        raise GGUFExportError(f"{template}: LoRA export for {arch!r} is not supported (llama.cpp permutes its q/k "
-                              f"rows); supported: {', '.join(UNPERMUTED_ARCHS)}")
-    n_blocks = reader.fields[f"{arch}.block_count"].contents()
-    shapes = {t.name: tuple(int(d) for d in reversed(t.shape.tolist())) for t in reader.tensors}
-    pairs: dict[str, dict[str, np.ndarray]] = {}
-    for key, value in weights.items():
-        for part in ("lora_A", "lora_B"):
-            marker = f".{part}.weight"
-            if key.endswith(marker):
-                base = key.removeprefix("base_model.model.").removesuffix(marker) + ".weight"
-                pairs.setdefault(base, {})[part] = value.astype(np.float32)
-                break
-        else:
-            raise GGUFExportError(f"{adapter_dir}: weight {key!r} is not a LoRA A or B matrix (modules_to_save and "
-                                  "trained biases do not fit a llama.cpp LoRA)")
-    if not pairs:
-        raise GGUFExportError(f"{adapter_dir}: no LoRA weights in adapter_model.safetensors")
-    names = gguf_tensor_names(sorted(pairs), arch, n_blocks)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    partial = out_path.with_name(out_path.name + ".partial")
-    writer = gguf.GGUFWriter(str(partial), arch)
-    writer.add_string("general.type", "adapter")
-    writer.add_string("adapter.type", "lora")
-    writer.add_float32("adapter.lora.alpha", alpha)
-    writer.add_name(name)
-    for base, parts in sorted(pairs.items(), key=lambda item: names[item[0]]):
-        target = names[base]
-        if set(parts) != {"lora_A", "lora_B"}:
-            raise GGUFExportError(f"{adapter_dir}: {base} has {sorted(parts)}, not both LoRA matrices")
-        a, b = parts["lora_A"], parts["lora_B"]
-        if target not in shapes:
-            raise GGUFExportError(f"{template}: no tensor {target!r} for the adapted {base}")
-        out_dim, in_dim = shapes[target]
-        if a.shape[1] != in_dim or b.shape[0] != out_dim or a.shape[0] != b.shape[1]:
-            raise GGUFExportError(f"{target}: LoRA A {a.shape} / B {b.shape} do not fit the base's ({out_dim}, "
-                                  f"{in_dim})")
-        writer.add_tensor(f"{target}.lora_a", np.ascontiguousarray(a, dtype=dtype))
-        writer.add_tensor(f"{target}.lora_b", np.ascontiguousarray(b, dtype=dtype))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    partial.replace(out_path)
-    _write_sha256(out_path)
-    return out_path
-
-
-def _write_sha256(path: Path) -> None:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(1 << 22):
-            digest.update(block)
-    path.with_suffix(path.suffix + ".sha256").write_text(digest.hexdigest())

@@ -112,8 +112,9 @@ def test_a_server_started_with_other_settings_is_not_reused(tmp_path, monkeypatc
     started = []
     with _listener() as old, _listener() as new:
 
-        def fake_start(model_path, alias, n_ctx, n_threads, port, timeout_s, log_path, extra_buffers, cache_mb):
-            started.append((n_ctx, extra_buffers, cache_mb))
+        def fake_start(model_path, alias, n_ctx, n_threads, port, timeout_s, log_path, extra_buffers, cache_mb,
+                       lora_path=None):
+            started.append((n_ctx, extra_buffers, cache_mb) + ((str(lora_path),) if lora_path else ()))
             return server_mod.LocalServer(model_path, alias, new.getsockname()[1], os.getpid(), owned=False)
 
         monkeypatch.setattr(server_mod, "_start", fake_start)
@@ -133,6 +134,11 @@ def test_a_server_started_with_other_settings_is_not_reused(tmp_path, monkeypatc
         # other settings in this process: another start
         ensure_server(model, "alias", n_ctx=8192, prompt_cache_mb=512, state_dir=tmp_path)
         assert started[-1] == (8192, "auto", 512)
+        # a LoRA adapter is another model: never the plain server
+        adapted = ensure_server(model, "alias", n_ctx=8192, prompt_cache_mb=512, state_dir=tmp_path,
+                                lora_path=tmp_path / "a.gguf")
+        assert started[-1] == (8192, "auto", 512, str(tmp_path / "a.gguf"))
+        assert adapted.settings["lora_path"] == str(tmp_path / "a.gguf")
 
 
 class _RecordingOpenAI:

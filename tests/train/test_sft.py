@@ -10,13 +10,8 @@ import pytest
 from train_support import safetensor_weights, tiny_bpe_tokenizer
 
 from factlab.config import compose_config
-from factlab.train.gguf import (
-    GGUFExportError,
-    TokenizerRoundTripError,
-    check_round_trip,
-    export_gguf,
-    gguf_tensor_names,
-)
+from factlab.models.lora import GGUFExportError, gguf_tensor_names
+from factlab.train.gguf import TokenizerRoundTripError, check_round_trip, export_gguf
 from factlab.train.job import run_recipe
 from factlab.train.sft.causal_lm import generate
 

@@ -1,4 +1,4 @@
-"""PEFT LoRA -> llama.cpp GGUF adapter (factlab.train.gguf.export_lora_gguf, issue 46).
+"""PEFT LoRA -> llama.cpp GGUF adapter (factlab.models.lora, issue 46).
 
 Offline: the file's keys, tensor names and shapes on a two-tensor template GGUF written here, and every refusal.
 Slow: a LoRA on the packaged Qwen2.5-Coder-0.5B, exported and loaded by llama.cpp next to the base GGUF, gives the
@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from factlab.train.gguf import GGUFExportError, export_lora_gguf, lora_gguf_alpha
+from factlab.models.lora import GGUFExportError, export_lora_gguf, lora_gguf_alpha
 
 
 def _template(path, shapes: dict[str, tuple[int, int]]):
@@ -91,13 +91,14 @@ def test_rslora_alpha_is_rescaled_for_llama_cpp():
     assert lora_gguf_alpha({"r": 4, "lora_alpha": 8, "use_rslora": True}) == 16.0
 
 
-@pytest.mark.slow
-def test_llama_cpp_with_the_exported_adapter_computes_what_peft_computes(tmp_path):
+@pytest.fixture(scope="module")
+def random_adapter(tmp_path_factory):
+    """A seeded random LoRA (r=8 on q/k/v/o) on the packaged 0.5B: (PEFT model, its adapter folder, base GGUF, the
+    base's Hugging Face folder)."""
     import torch
-    from llama_cpp import Llama
     from omegaconf import OmegaConf
     from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
     from factlab.config import CONF_DIR
     from factlab.models.assemble import assemble
@@ -105,20 +106,30 @@ def test_llama_cpp_with_the_exported_adapter_computes_what_peft_computes(tmp_pat
 
     lm = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "lm" / "local_qwen05.yaml"))
     base = assemble(lm["packages"], lm["filename"], lm["sha256"])
-    folder = hf_from_gguf(lm)
-    tokenizer = AutoTokenizer.from_pretrained(folder)
     torch.manual_seed(0)
-    model = get_peft_model(AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32),
+    hf = hf_from_gguf(lm)
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(hf, dtype=torch.float32),
                            LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"],
                                       init_lora_weights=False, lora_dropout=0.0))
     with torch.no_grad():  # random A and B, scaled so the adapter moves the logits clearly but not chaotically
         for name, param in model.named_parameters():
             if "lora_B" in name:
                 param.mul_(0.3)
-    model.save_pretrained(tmp_path / "adapter")
-    out = export_lora_gguf(tmp_path / "adapter", base, tmp_path / "adapter.gguf", "test")
-    assert out.stat().st_size < 2.5 * 2**20  # r=8 on q/k/v/o of 24 layers, float16
+    folder = tmp_path_factory.mktemp("lora") / "random-test-adapter"
+    model.save_pretrained(folder)
+    return model, folder, base, hf
 
+
+@pytest.mark.slow
+def test_llama_cpp_with_the_exported_adapter_computes_what_peft_computes(tmp_path, random_adapter):
+    import torch
+    from llama_cpp import Llama
+    from transformers import AutoTokenizer
+
+    model, folder, base, hf = random_adapter
+    out = export_lora_gguf(folder, base, tmp_path / "adapter.gguf", "test")
+    assert out.stat().st_size < 2.5 * 2**20  # r=8 on q/k/v/o of 24 layers, float16
+    tokenizer = AutoTokenizer.from_pretrained(hf)
     ids = tokenizer("Penicillin was discovered in 1928 by Alexander Fleming, who noticed that")["input_ids"]
     with torch.no_grad():
         peft_logits = model(torch.tensor([ids])).logits[0, -1].numpy()
@@ -134,3 +145,33 @@ def test_llama_cpp_with_the_exported_adapter_computes_what_peft_computes(tmp_pat
     assert np.corrcoef(with_adapter, peft_logits)[0, 1] > 0.99
     assert with_adapter.argmax() == peft_logits.argmax()
     assert np.corrcoef(without, peft_logits)[0, 1] < 0.9  # the adapter is what made the difference
+
+
+@pytest.mark.llm
+def test_the_lm_config_serves_a_lora_under_its_own_alias(tmp_path, random_adapter):
+    from hydra.utils import instantiate
+    from omegaconf import OmegaConf
+
+    from factlab.config import CONF_DIR
+    from factlab.models.lora import lora_gguf
+
+    _, folder, base, _ = random_adapter
+    cfg = OmegaConf.load(CONF_DIR / "lm" / "local_qwen05.yaml")
+    cfg.cache, cfg.max_tokens = False, 24
+    plain = instantiate(cfg)
+    adapted = instantiate(OmegaConf.merge(cfg, {"lora": str(folder)}))
+    exported = lora_gguf(folder, base)
+    assert lora_gguf(folder, base) == exported  # written once, then found by the adapter's sha256
+    assert adapted.info["model"] == f"{cfg.alias}+{exported.stem}" and adapted.info["lora"] == str(exported)
+    assert adapted.info["port"] != plain.info["port"]  # another adapter is another server, never a reused one
+    messages = [{"role": "user", "content": "Name three colours."}]
+    assert adapted.lm(messages=messages)[0] != plain.lm(messages=messages)[0]
+
+
+def test_an_unknown_lora_is_named(tmp_path):
+    from factlab.models.lora import lora_gguf
+
+    with pytest.raises(FileNotFoundError, match="no shipped adapter .*nope"):
+        lora_gguf("factlab:nope", tmp_path / "base.gguf")
+    with pytest.raises(FileNotFoundError, match="PEFT adapter folder"):
+        lora_gguf(tmp_path, tmp_path / "base.gguf")
