@@ -163,8 +163,12 @@ def train_from(trainer, resume_from: str | None) -> bool:
     return True
 
 
-def train_resumably(trainer, checkpoints: Path, job, settings) -> tuple[object, str | None, float]:
+def train_resumably(trainer, checkpoints: Path, job, settings,
+                    adapter_dir: Path | None = None) -> tuple[object, str | None, float]:
     """Train from the last whole checkpoint (when resuming; `train_from`), then merge LoRA adapters into the weights.
+
+    Args:
+        adapter_dir: with LoRA on, the trained adapter alone (PEFT `save_pretrained`) is saved here before the merge.
 
     Returns:
         (the trained model, merged when LoRA was on; the checkpoint it resumed from or None; training seconds).
@@ -173,5 +177,7 @@ def train_resumably(trainer, checkpoints: Path, job, settings) -> tuple[object, 
     start = time.perf_counter()
     train_from(trainer, last)
     seconds = time.perf_counter() - start
+    if settings.peft["enabled"] and adapter_dir is not None:
+        trainer.model.save_pretrained(adapter_dir)
     trained = trainer.model.merge_and_unload() if settings.peft["enabled"] else trainer.model
     return trained, last, seconds

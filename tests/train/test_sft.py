@@ -34,7 +34,9 @@ def test_sft_recipe_trains_evaluates_and_reloads(tiny_qwen, make_job, recipe):
     for key in ("test/score", "test/parse_rate", "test/items_per_s", "train/wall_s", "model/parameters"):
         assert key in result and key in job.tracker.metrics, key
     assert result["headline"] == result["test/score"] and result["test/n"] == 3
-    assert "gguf" not in result, "a base that is not a GGUF has no template to export into"
+    assert "gguf" not in result and "lora_gguf" not in result, "a base that is not a GGUF has no template"
+    adapter = safetensor_weights(job.work_dir / "adapter")
+    assert adapter and all("lora_" in k for k in adapter), "the LoRA adapter alone is kept next to the merged model"
     rows = [json.loads(line) for line in (job.work_dir / "test_predictions.jsonl").read_text().splitlines()]
     from factlab.train.sft.causal_lm import Prompter
     from factlab.train.tasks import extract_claims_task, query_rewrite_task

@@ -5,9 +5,10 @@ predictor's signature rendered by the LM config's DSPy adapter (conf/lm/<base_lm
 teacher's output as the assistant answer in that adapter's format. So the exported model drops into
 `lm@student=...` without a prompt mismatch.
 
-Work folder: `checkpoints/` (resumed), `model/` (merged weights + tokenizer + `factlab_causal_lm.json`),
-`test_predictions.jsonl`, `metrics.json`, and, for a GGUF base, the merged model as GGUF in the model cache
-(`$FACTLAB_CACHE/models`), served by llama.cpp like the packaged models (see `serve_overrides` in metrics.json).
+Work folder: `checkpoints/` (resumed), `model/` (merged weights + tokenizer + `factlab_causal_lm.json`), with LoRA
+`adapter/` (the PEFT adapter alone), `test_predictions.jsonl`, `metrics.json`, and `serve_overrides.txt` for a GGUF
+base: with LoRA the adapter is served next to the base GGUF (`student.lora=<work>/adapter`, factlab/models/lora.py: a
+few MB that can ship), without it the merged model is written as GGUF in the model cache (~0.5 GB for the 0.5B).
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ def _fit(task: SFTTask, prompter: Prompter, data: dict, job: TrainJob, settings:
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(train),
                          eval_dataset=Dataset.from_list(val) if has_val else None, processing_class=tokenizer,
                          callbacks=shared_callbacks(settings, job, has_val))
-    trained, last, seconds = train_resumably(trainer, checkpoints, job, settings)
+    trained, last, seconds = train_resumably(trainer, checkpoints, job, settings, adapter_dir=job.work_dir / "adapter")
     trained.to(torch.bfloat16 if settings.bf16 else torch.float32).save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)
     meta = {"stage": task.stage, "recipe": recipe, "base": str(base), "base_lm": settings.base_lm.get("name"),
@@ -225,12 +226,21 @@ def _evaluate(task: SFTTask, prompter: Prompter, test: tuple[list[Row], list], j
 
 
 def _export(settings: CausalLMSettings, model_dir: Path, job: TrainJob) -> dict:
-    """The merged model as GGUF next to the packaged models, and the overrides that serve it as a stage's LM."""
+    """The overrides that serve the trained model as a stage's LM: the LoRA adapter next to the base GGUF when LoRA
+    was on (the adapter GGUF written once into the model cache), else the merged model as a GGUF of its own."""
     from factlab.models.assemble import assemble, default_cache_dir
+    from factlab.models.lora import lora_gguf
     from factlab.train.gguf import export_gguf
 
     lm = settings.base_lm
     template = assemble(list(lm["packages"]), lm["filename"], lm["sha256"])
+    adapter = job.work_dir / "adapter"
+    if (adapter / "adapter_model.safetensors").exists():
+        path = lora_gguf(adapter.resolve(), template)
+        overrides = f"student.lora={adapter.resolve()}"
+        (job.work_dir / "serve_overrides.txt").write_text(overrides + "\n")
+        return {"lora_gguf": str(path), "serve_overrides": overrides,
+                "model/adapter_size_mb": path.stat().st_size / 2**20}
     name = f"{job.registered_name}-{job.work_dir.name}"
     path = default_cache_dir() / f"{name}.gguf"
     if not path.with_suffix(".gguf.sha256").exists():
