@@ -31,7 +31,8 @@ def test_sft_recipe_trains_evaluates_and_reloads(tiny_qwen, make_job, recipe):
     moved = [k for k in trained if "q_proj.weight" in k and not base[k].equal(trained[k].to(base[k].dtype))]
     assert moved, "LoRA training + merge did not change the q_proj weights"
     assert not any("lora" in k for k in trained), "the saved model must be merged (no adapter weights)"
-    for key in ("test/score", "test/parse_rate", "test/items_per_s", "train/wall_s", "model/parameters"):
+    for key in ("test/score", "test/parse_rate", "test/items_per_s", "train/wall_s", "model/parameters",
+                "base/test/score", "test/paired_gain_over_base"):
         assert key in result and key in job.tracker.metrics, key
     assert result["headline"] == result["test/score"] and result["test/n"] == 3
     assert "gguf" not in result and "lora_gguf" not in result, "a base that is not a GGUF has no template"

@@ -37,6 +37,7 @@ class CausalLMSettings(FineTuneSettings):
     gradient_accumulation: int
     max_new_tokens: int
     export_gguf: bool
+    eval_base: bool
 
 
 def sft_settings_from(recipe: str, values: dict) -> CausalLMSettings:
@@ -97,6 +98,8 @@ def train_causal_lm(task: SFTTask, stage_cfg: DictConfig, job: TrainJob, setting
     if not (model_dir / "COMPLETE").exists():
         _fit(task, prompter, data, job, settings, model_dir, recipe)
     result = _evaluate(task, prompter, data["test"], job, settings, model_dir)
+    if settings.eval_base:
+        result.update(_paired_with_base(task, prompter, data["test"], job, settings))
     if settings.export_gguf and not settings.base_model:
         result.update(_export(settings, model_dir, job))
     from factlab.train.registry import register_model
@@ -223,6 +226,46 @@ def _evaluate(task: SFTTask, prompter: Prompter, test: tuple[list[Row], list], j
         "".join(json.dumps(p, ensure_ascii=False, default=str) + "\n" for p in predictions))
     (job.work_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
     return metrics
+
+
+def _paired_with_base(task: SFTTask, prompter: Prompter, test: tuple[list[Row], list], job: TrainJob,
+                      settings: CausalLMSettings) -> dict:
+    """The untrained base on the same test rows, generated and scored the same way: `base/test/score` and the
+    trained model's paired gain with its bootstrap interval (rows of one case resampled together). Cached in
+    `<work>/base_test_predictions.jsonl`, so a rerun does not generate again."""
+    import importlib
+    from collections import defaultdict
+
+    from factlab.metrics import paired_gain
+
+    rows, _ = test
+    metric = importlib.import_module(f"factlab.programs.{task.stage}").metric
+    cache = job.work_dir / "base_test_predictions.jsonl"
+    if cache.exists():
+        answers = [json.loads(line)["answer"] for line in cache.read_text(encoding="utf-8").splitlines()]
+    else:
+        answers, _, _ = generate(base_model_path(settings), [prompter.messages(r.inputs) for r in rows],
+                                 settings.max_new_tokens, settings.bf16)
+        cache.write_text("".join(json.dumps({"case_id": r.case_id, "answer": a}, ensure_ascii=False) + "\n"
+                                 for r, a in zip(rows, answers, strict=True)), encoding="utf-8")
+    trained = [json.loads(line)["score"]
+               for line in (job.work_dir / "test_predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+    base = [metric(row.meta["example"], prompter.parse(answer)[0]).score for row, answer in zip(rows, answers,
+                                                                                                 strict=True)]
+    groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for row, a, b in zip(rows, base, trained, strict=True):
+        groups[f"{row.lang}/{row.case_id}"].append((a, b))
+    gain, interval = paired_gain(list(groups.values()), 1000, job.seed, 0.95)
+    out = {"base/test/score": sum(base) / len(base) if base else 0.0, "test/paired_gain_over_base": gain}
+    if interval:
+        out["test/paired_gain_low"], out["test/paired_gain_high"] = interval
+    for lang in sorted({row.lang for row in rows}):
+        pairs = [(a, b) for row, a, b in zip(rows, base, trained, strict=True) if row.lang == lang]
+        out[f"test/{lang}/score"] = sum(b for _, b in pairs) / len(pairs)
+        out[f"base/test/{lang}/score"] = sum(a for a, _ in pairs) / len(pairs)
+    (job.work_dir / "metrics.json").write_text(json.dumps(
+        {**json.loads((job.work_dir / "metrics.json").read_text()), **out}, indent=2))
+    return out
 
 
 def _export(settings: CausalLMSettings, model_dir: Path, job: TrainJob) -> dict:
