@@ -14,7 +14,8 @@ import functools
 from collections.abc import Sequence
 from pathlib import Path
 
-from factlab.judge.model import read_checked, sha256_file
+from factlab.judge.model import read_checked
+from factlab.models.assemble import sha256_file
 
 HEAD_FILE = "head.safetensors"
 HEAD_META = "head.json"

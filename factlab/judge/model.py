@@ -9,21 +9,16 @@ rebuilds the base, applies the adapter, merges it (serving runs a plain BertMode
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from factlab.models.assemble import sha256_file
 from factlab.runtime import ModelSourceError
 from factlab.schema import RELATIONS
 
 ADAPTER_FILE = "adapter.safetensors"
 META_FILE = "judge.json"
-
-
-def sha256_file(path: Path) -> str:
-    with Path(path).open("rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def read_checked(folder: Path, meta_name: str, weights_name: str, digest_key: str, recipe: str) -> tuple[dict, Path]:

@@ -35,11 +35,11 @@ from factlab.judge.model import (
     load_trained_state,
     pad_batch,
     save_adapter,
-    sha256_file,
     trained_state,
     window_logits,
 )
 from factlab.judge.pairs import NLI3, Pair, dedupe, premise_key, read_set
+from factlab.models.assemble import sha256_file
 from factlab.schema import RELATIONS
 
 logger = logging.getLogger(__name__)

