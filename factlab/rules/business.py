@@ -90,6 +90,12 @@ def normalise_domain(domain: str) -> str:
     return domain.removeprefix("www.")
 
 
+def _support_domains(items: Iterable[JudgedEvidence]) -> list[str]:
+    """The distinct normalised domains (own domain + `corroborated_by`) of the supporting snippets, sorted."""
+    return sorted({normalise_domain(d) for i in items if i.relation == "support"
+                   for d in [i.evidence.domain, *i.evidence.corroborated_by] if normalise_domain(d)})
+
+
 @dataclass(frozen=True)
 class JudgedEvidence:
     """One evidence snippet together with the judge's verdict on it."""
@@ -366,15 +372,7 @@ class BusinessRules:
     def _corroborated(self, best_tier: int, decisive: list[JudgedEvidence], hints: list[str],
                       reasons: list[str]) -> bool:
         """5. Support below `min_support_tier` passes only with enough distinct supporting domains."""
-        domains = sorted(
-            {
-                normalise_domain(d)
-                for i in decisive
-                if i.relation == "support"
-                for d in [i.evidence.domain, *i.evidence.corroborated_by]
-                if normalise_domain(d)
-            }
-        )
+        domains = _support_domains(decisive)
         needed = self.corroboration_min_domains
         if needed and len(domains) >= needed:
             reasons.append(
@@ -396,8 +394,7 @@ class BusinessRules:
         needed = self.web_min_domains
         if not needed or any(not from_the_network(i.evidence.source_id) or i.tier < OPEN_WEB_TIER for i in support):
             return True
-        domains = sorted({normalise_domain(d) for i in support for d in [i.evidence.domain, *i.evidence.corroborated_by]
-                          if normalise_domain(d)})
+        domains = _support_domains(support)
         if len(domains) >= needed:
             reasons.append(f"web_min_domains: open-web support from {len(domains)} domains ({', '.join(domains)}) "
                            f">= {needed}")
