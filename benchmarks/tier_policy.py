@@ -13,7 +13,9 @@ all sit in one tier count too). Policies:
   does not cover is ranked and cut by its words alone, so its relevance runs lower), and at the 2nd percentile per
   language (a cut that passes 98% of train gold).
 Intervals: 95% bootstrap over claims. Fitted thresholds are fitted on train and the table is on val + test (held
-out), with all claims beside it. Writes outputs/benchmarks/tier_policy/results.json.
+out), with all claims beside it; the shipped default (conf/retrieval/default.yaml) is a row of its own, with the share of
+its hits that are `weak` (below `strong_relevance`: judged, never a contradiction) and of claims whose gold hit is weak.
+Writes outputs/benchmarks/tier_policy/results.json.
 """
 
 from __future__ import annotations
@@ -119,18 +121,23 @@ def main() -> None:
                 base, policy="prefer_tier", band=None, margin=0.1, min_relevance=per_language),
             "prefer_tier band=k margin=0.1 @fitted per language p2": dataclasses.replace(
                 base, policy="prefer_tier", band=None, margin=0.1, min_relevance=per_language_p2),
+            "default (conf/retrieval/default.yaml)": base,
         }
         for text, lang, wanted, split in tqdm(claims, desc=f"{name}: {len(variants)} policies", unit="claim"):
             best_gold_tier = min(tier_of[c] for c in wanted if c in tier_of) if wanted & set(tier_of) else None
-            ranked = {}
+            ranked, weak = {}, {}  # weak: hits below strong_relevance (shown and judged; never a contradiction)
             if name == args.encoders[0]:
                 bm25 = retriever._bm25.get_scores(tokenize(text))
                 ranked["bm25 alone"] = [chunk_ids[i] for i in np.argsort(-bm25, kind="stable")[:args.k]]
             for label, settings in variants.items():
                 retriever.settings = settings
-                ranked[f"{name} {label}"] = [e.chunk_id for e in retriever.search([text], k=args.k, claim=text)]
+                hits = retriever.search([text], k=args.k, claim=text)
+                ranked[f"{name} {label}"] = [e.chunk_id for e in hits]
+                weak[f"{name} {label}"] = [e.chunk_id for e in hits if e.weak]
             for method, found in ranked.items():
                 rows[method].append({"lang": lang, "split": split, "recall": recall(sorted(wanted), found),
+                                     "weak_share": len(weak.get(method, [])) / len(found) if found else 0.0,
+                                     "gold_weak": float(bool(set(weak.get(method, [])) & wanted)),
                                      "rr": reciprocal_rank(wanted, found),
                                      "top_tier_ok": float(bool(found) and best_gold_tier is not None
                                                           and tier_of[found[0]] == best_gold_tier)})
@@ -147,13 +154,15 @@ def main() -> None:
     for scope, keep in (("held_out", lambda r: r["split"] != "train"), ("all", lambda r: True)):
         print(f"\n### {scope} ({'val + test' if scope == 'held_out' else 'every claim'}); fitted min_relevance "
               f"{fitted}\n")
-        head = " | ".join(f"{metric} {lang}" for lang in langs for metric in (f"recall@{args.k}", "MRR", "top tier"))
-        print(f"| method | {head} |\n|---|" + "---|" * (3 * len(langs)))
+        fields = (("recall", f"recall@{args.k}"), ("rr", "MRR"), ("top_tier_ok", "top tier"),
+                  ("weak_share", "weak hits"), ("gold_weak", "gold hit weak"))
+        head = " | ".join(f"{title} {lang}" for lang in langs for _, title in fields)
+        print(f"| method | {head} |\n|---|" + "---|" * (len(fields) * len(langs)))
         for method, records in rows.items():
             cells = []
             for lang in langs:
                 subset = [r for r in records if r["lang"] == lang and keep(r)]
-                for field in ("recall", "rr", "top_tier_ok"):
+                for field, _ in fields:
                     mean, low, high = summary(subset, field)
                     results["methods"].setdefault(method, {}).setdefault(scope, {}).setdefault(lang, {})[field] = \
                         {"mean": mean, "ci95": [low, high], "n": len(subset)}

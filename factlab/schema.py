@@ -137,6 +137,7 @@ class Evidence:
     end: int = 0
     corroborated_by: list[str] = field(default_factory=list)  # other domains carrying the same content
     published: str = ""  # ISO date of the page (a web page's published or updated date); "" = the source record's
+    weak: bool = False  # found below `retrieval.search.strong_relevance`: shown and judged, never a contradiction alone
 
     def to_dict(self) -> dict:
         return asdict(self)

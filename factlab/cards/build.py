@@ -50,6 +50,7 @@ def _evidence_items(judged: Sequence[JudgedEvidence], sources: Mapping[str, Any]
                 title=ev.title or (_meta(source, "title") if source is not None else ""),
                 url=_meta(source, "url") if source is not None else "",
                 published=ev.published,
+                weak=ev.weak,
             )
         )
     return sorted(items, key=lambda e: (e.tier, _RELATION_ORDER[e.relation], -e.confidence, e.chunk_id))

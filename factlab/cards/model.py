@@ -99,6 +99,7 @@ class EvidenceItem(_Record):
     title: str = ""
     url: str = ""
     published: str = ""  # the page's date (web evidence) or the source record's date / year
+    weak: bool = False  # retrieved below retrieval.search.strong_relevance: its contradiction decided nothing
 
     def __post_init__(self) -> None:
         if self.relation not in RELATIONS:

@@ -42,9 +42,9 @@ def relevance_cut(min_relevance: float | Mapping[str, float], text: str) -> floa
     return float(min_relevance)
 
 
-def check_relevance(min_relevance) -> float | dict[str, float]:
-    """`retrieval.search.min_relevance` checked: a number in [0, 1], or a mapping of language -> such a number that
-    names `en`, `zh` or `default` for each language it may meet.
+def check_relevance(min_relevance, field: str = "retrieval.search.min_relevance") -> float | dict[str, float]:
+    """`retrieval.search.min_relevance` (or another relevance cut, named by `field`) checked: a number in [0, 1], or a
+    mapping of language -> such a number that names `en`, `zh` or `default` for each language it may meet.
 
     >>> check_relevance({"en": 0.5, "zh": 2})
     Traceback (most recent call last):
@@ -55,14 +55,25 @@ def check_relevance(min_relevance) -> float | dict[str, float]:
         out = {str(k): float(v) for k, v in min_relevance.items()}
         for language, value in out.items():
             if not 0.0 <= value <= 1.0:
-                raise ValueError(f"retrieval.search.min_relevance.{language}: expected a number in [0, 1], "
-                                 f"got {min_relevance[language]}")
+                raise ValueError(f"{field}.{language}: expected a number in [0, 1], got {min_relevance[language]}")
         if "default" not in out and not {"en", "zh"} <= set(out):
-            raise ValueError("retrieval.search.min_relevance: a per-language mapping needs en and zh, or default")
+            raise ValueError(f"{field}: a per-language mapping needs en and zh, or default")
         return out
     if not 0.0 <= float(min_relevance) <= 1.0:
-        raise ValueError(f"retrieval.search.min_relevance: expected a number in [0, 1], got {min_relevance}")
+        raise ValueError(f"{field}: expected a number in [0, 1], got {min_relevance}")
     return float(min_relevance)
+
+
+def weak_below(strong_relevance: float | Mapping[str, float] | None, text: str) -> float:
+    """The relevance under which a hit is `weak` evidence for a query in the language of `text` (0.0 when
+    `strong_relevance` is None: no hit is weak). A weak hit is shown and judged, but the business rules never let
+    it contradict a claim (factlab/rules/business.py, step 1): the cut for recall and the cut for deciding are two
+    numbers (docs/retrieval.md, "Recall within 0.02 of BM25").
+
+    >>> weak_below({"en": 0.5, "zh": 0.165}, "Penicillin was found in 1928"), weak_below(None, "x")
+    (0.5, 0.0)
+    """
+    return 0.0 if strong_relevance is None else relevance_cut(strong_relevance, text)
 
 
 def check_policy(policy: str, band: int | None) -> None:

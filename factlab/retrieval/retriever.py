@@ -22,7 +22,14 @@ from factlab.retrieval.encoders import Encoder, covers
 from factlab.retrieval.fusion import lexical_coverage, reciprocal_rank_fusion
 from factlab.retrieval.index import BuildReport, Index, build_index
 from factlab.retrieval.ingest import check_folder
-from factlab.retrieval.policy import check_policy, check_relevance, prefer_tier, relevance_cut, tier_first_order
+from factlab.retrieval.policy import (
+    check_policy,
+    check_relevance,
+    prefer_tier,
+    relevance_cut,
+    tier_first_order,
+    weak_below,
+)
 from factlab.retrieval.records import IngestIssue
 from factlab.retrieval.store import Bm25Scorer, CorpusIdf, TokenSets, top_rows
 from factlab.retrieval.tiers import TIERS, TierTables
@@ -44,10 +51,14 @@ class SearchSettings:
     policy: str = "tier_first"
     band: int | None = None
     margin: float | None = None
+    strong_relevance: float | Mapping[str, float] | None = None  # below it (and >= min_relevance) a hit is `weak`
 
     def __post_init__(self) -> None:
         check_policy(self.policy, self.band)
         object.__setattr__(self, "min_relevance", check_relevance(self.min_relevance))
+        if self.strong_relevance is not None:
+            object.__setattr__(self, "strong_relevance",
+                               check_relevance(self.strong_relevance, "retrieval.search.strong_relevance"))
 
 
 @dataclass(frozen=True)
@@ -226,7 +237,9 @@ class Retriever:
         if claim and self.compression.enabled and ranked:
             claim_vector = np.asarray(self._encode_queries([claim]), dtype=np.float32)[0]
         budget = max_tokens or self.compression.max_tokens
-        return [self._evidence(row, relevance[row], claim, claim_vector, budget) for row in ranked]
+        strong = weak_below(self.settings.strong_relevance, claim or queries[0])
+        return [self._evidence(row, relevance[row], claim, claim_vector, budget, weak=relevance[row] < strong)
+                for row in ranked]
 
     def _encode_queries(self, queries: list[str]) -> np.ndarray:
         """Queries through the encoder's query side (e5 reads "query: ") where it has one, else `encode`."""
@@ -292,7 +305,7 @@ class Retriever:
         return best
 
     def _evidence(self, row: int, relevance: float, claim: str | None, claim_vector: np.ndarray | None,
-                  max_tokens: int) -> Evidence:
+                  max_tokens: int, weak: bool = False) -> Evidence:
         chunk = self.index.chunks[row]
         source = self.index.sources[chunk.source_id]
         text, start, end = chunk.text, chunk.start, chunk.end
@@ -320,6 +333,7 @@ class Retriever:
             start=start,
             end=end,
             corroborated_by=[domain for domain in domains if domain != source.domain] if len(domains) >= 2 else [],
+            weak=bool(weak),
         )
 
 

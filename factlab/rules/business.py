@@ -11,7 +11,9 @@ Decision order (each step can only keep or downgrade the label):
    evidence): in the claim's language, fewer than `min_support_overlap` of the claim's content words (CJK
    bigrams) occur in it; across languages, it states none of the claim's numbers; and a snippet that holds
    instruction-like text (`factlab.untrusted.is_steering`: it addresses the model) never supports anything: a
-   model that read it may have been steered, and the rules do not follow instructions.
+   model that read it may have been steered, and the rules do not follow instructions. A contradiction from
+   `weak` evidence (retrieved below `retrieval.search.strong_relevance`: barely about the claim) is ignored with a
+   hint unless `weak_contradicts`: a snippet that is hardly about the claim never makes it `wrong` or `disputed`.
 2. No support / partial / contradict left -> `unverifiable` (never `wrong`).
 3. The decision is taken at the best (lowest-number) tier holding a decisive judgment: support and
    contradict there -> `disputed`; contradict -> `wrong`; support -> `correct`; only partial -> `disputed`.
@@ -181,12 +183,15 @@ class BusinessRules:
     contradict_min_confidence: float
     min_confidence: float
     min_support_overlap: float
+    weak_contradicts: bool
     risk: dict[str, str]
 
     def __post_init__(self) -> None:
         where = f"business {self.name!r} (conf/business/{self.name}.yaml)"
         self.high_risk_verticals = [str(v) for v in self.high_risk_verticals]
         self.risk = {str(k): str(v) for k, v in dict(self.risk).items()}
+        if not isinstance(self.weak_contradicts, bool):
+            raise ValueError(f"{where}: field weak_contradicts must be true or false, got {self.weak_contradicts!r}")
         for name in ("min_support_tier", "min_evidence"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -289,6 +294,11 @@ class BusinessRules:
         decisive = []
         for item in items:
             if item.relation not in DECISIVE_RELATIONS:
+                continue
+            if item.relation == "contradict" and item.evidence.weak and not self.weak_contradicts:
+                hints.append(f"ignored contradict from {item.where()}: the snippet is barely about the claim "
+                             f"(relevance {item.evidence.score:.2f}, below retrieval.search.strong_relevance)")
+                reasons.append(f"weak_contradicts: {item.evidence.chunk_id} contradict on weak evidence ignored")
                 continue
             if item.relation != "contradict" and item.confidence < self.min_confidence:
                 hints.append(

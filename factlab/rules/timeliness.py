@@ -10,7 +10,8 @@ full date of the same year), at least as authoritative (tier number <= S's) and 
 them newest first, the first one that speaks decides:
 
 - it supports / partially supports the claim -> S is kept (the claim is still true);
-- it contradicts the claim -> S becomes `insufficient`;
+- it contradicts the claim -> S becomes `insufficient` (not when the snippet is `weak`, retrieved below
+  `retrieval.search.strong_relevance`: as in the business rules, barely about the claim is no contradiction);
 - it is a newer version of S's document -> S becomes `insufficient`, whatever it says (supersedes: the two titles are
   equal after stripping years, dates, brackets and edition words: edition, revised, update, 修订, 2020版 ...);
 - otherwise (another document that does not speak to the claim) the next candidate is tried.
@@ -265,8 +266,8 @@ class Timeliness:
             relations = {d.item.relation for d in snippets}
             if relations & set(SUPPORTING):
                 return None  # the newer source still backs the claim
-            if "contradict" in relations:
-                return snippets[0]
+            if any(d.item.relation == "contradict" and not d.item.evidence.weak for d in snippets):
+                return snippets[0]  # a `weak` snippet (barely about the claim) contradicts nothing here either
             if not contradict_only and same_document(support.title, snippets[0].title):
                 return snippets[0]
         return None

@@ -251,3 +251,19 @@ def test_min_relevance_per_language_cuts_each_query_at_its_languages_number(buil
 def test_a_bad_min_relevance_is_refused_by_name(built, value, match):
     with pytest.raises(ValueError, match=match):
         built("~retrieval.search.min_relevance", f"+retrieval.search.min_relevance={value}")
+
+
+def test_hits_below_strong_relevance_are_weak_and_the_rest_are_not(built):
+    loose = built("retrieval.search.min_evidence=1", "retrieval.search.min_relevance=0.0",
+                  "retrieval.search.strong_relevance=0.5")
+    hits = loose.search(["Fleming penicillin"], k=5)
+    assert any(hit.weak for hit in hits) and any(not hit.weak for hit in hits), [(h.score, h.weak) for h in hits]
+    assert all(hit.weak == (hit.score < 0.5) for hit in hits)
+    off = built("retrieval.search.min_evidence=1", "retrieval.search.min_relevance=0.0",
+                "retrieval.search.strong_relevance=null")
+    assert not any(hit.weak for hit in off.search(["Fleming penicillin"], k=5))
+
+
+def test_a_bad_strong_relevance_is_refused_by_name(built):
+    with pytest.raises(ValueError, match="retrieval.search.strong_relevance.zh"):
+        built("retrieval.search.strong_relevance={en: 0.5, zh: 3}")

@@ -344,3 +344,16 @@ def test_brave_against_a_brave_shaped_local_server(monkeypatch, tmp_path):
     assert token == "brv-secret-0123456789" and "brv-secret" not in path
     assert parse_qs(urlsplit(path).query) == {"q": ["python frameworks"], "count": ["5"]}
     assert result.title == "Top Python Web Frameworks"
+
+
+def test_pages_below_strong_relevance_come_back_weak(web):
+    query, claim = ["salt substitute systolic blood pressure"], SALT
+    strict = searcher(web, strong_relevance=0.99)
+    strict.min_evidence = 3  # every level asked: hits of several relevances
+    found = strict.search(query, k=5, claim=claim)
+    assert len(found) >= 2 and all(hit.weak == (hit.score < 0.99) for hit in found), [(h.score, h.weak) for h in found]
+    assert any(hit.weak for hit in found), [h.score for h in found]
+    loose = searcher(web, strong_relevance=0.0)
+    loose.min_evidence = 3
+    again = loose.search(query, k=5, claim=claim)
+    assert [h.chunk_id for h in again] == [h.chunk_id for h in found] and not any(h.weak for h in again)

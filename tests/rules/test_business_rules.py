@@ -13,12 +13,12 @@ CONF_BUSINESS = Path(__file__).resolve().parents[2] / "conf" / "business"
 BUSINESSES = ("default", "medical", "travel", "finance", "legal")
 
 
-def ev(tier, relation, conf=0.9, domain="", corroborated_by=(), chunk=None):
-    """One judged snippet; the chunk id defaults to a unique one per (tier, relation, domain, conf)."""
-    chunk = chunk or f"{domain or 'src'}-{tier}-{relation}-{conf}#p1-c1"
+def ev(tier, relation, conf=0.9, domain="", corroborated_by=(), chunk=None, weak=False):
+    """One judged snippet; the chunk id defaults to a unique one per (tier, relation, domain, conf, weak)."""
+    chunk = chunk or f"{domain or 'src'}-{tier}-{relation}-{conf}{'-weak' if weak else ''}#p1-c1"
     evidence = Evidence(
         source_id=chunk.split("#")[0], chunk_id=chunk, text="snippet", tier=tier, domain=domain,
-        corroborated_by=list(corroborated_by),
+        corroborated_by=list(corroborated_by), score=0.42 if weak else 0.8, weak=weak,
     )
     return JudgedEvidence(evidence, Judgment(relation, conf))
 
@@ -35,6 +35,14 @@ CASES = [
     ("support-t1", "default", "general", [ev(1, "support")], "correct", "support", "none", False, None),
     ("support-t3-any-tier", "default", "general", [ev(3, "support")], "correct", "support", "none", False, None),
     ("contradict-t1", "default", "general", [ev(1, "contradict")], "wrong", "contradict", "red", False, None),
+    # weak evidence (retrieved below strong_relevance) never contradicts alone; it may still support
+    ("weak-contradict-alone", "default", "general", [ev(1, "contradict", weak=True)], "unverifiable",
+     "insufficient", "blue", False, "barely about the claim"),
+    ("weak-contradict-beside-support", "default", "general", [ev(2, "support"), ev(1, "contradict", weak=True)],
+     "correct", "support", "none", False, "barely about the claim"),
+    ("weak-support", "default", "general", [ev(1, "support", weak=True)], "correct", "support", "none", False, None),
+    ("strong-and-weak-contradict", "default", "general", [ev(2, "contradict"), ev(1, "contradict", weak=True)],
+     "wrong", "contradict", "red", False, None),
     ("support-contradict-same-tier", "default", "general", [ev(2, "support"), ev(2, "contradict")],
      "disputed", "contradict", "yellow", False, None),
     ("only-partial", "default", "general", [ev(1, "partial_support")], "disputed", "partial_support", "yellow",
@@ -252,6 +260,7 @@ def test_every_knob_has_a_comment_in_default_yaml():
         ("min_evidence", 0, "min_evidence must be an int >= 1"),
         ("corroboration_min_domains", -1, "corroboration_min_domains"),
         ("web_min_domains", True, "web_min_domains must be an int >= 0"),
+        ("weak_contradicts", "no", "weak_contradicts must be true or false"),
         ("min_confidence", 1.5, "min_confidence must be a number in [0, 1]"),
         ("contradict_min_confidence", "high", "contradict_min_confidence"),
         ("risk", {"wrong": "red"}, "missing"),
@@ -338,3 +347,9 @@ def test_support_backing_reads_chinese_by_bigrams(business):
     unbacked = _snippet("央行将利率上调至4.5%。", "support")
     assert rules.decide("general", [backed], claim=claim).label == "correct"
     assert rules.decide("general", [unbacked], claim=claim).label == "unverifiable"
+
+
+def test_weak_contradicts_true_lets_weak_evidence_decide(business):
+    rules = dataclasses.replace(business("default"), weak_contradicts=True)
+    decision = rules.decide("general", [ev(1, "contradict", weak=True)])
+    assert (decision.label, decision.relation) == ("wrong", "contradict")

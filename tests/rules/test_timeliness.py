@@ -4,6 +4,7 @@ and its gold held at a floor."""
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import json
 from types import SimpleNamespace
@@ -191,6 +192,15 @@ def test_current_claim_older_support_contradicted_by_newer_is_downgraded():
         "new", "Ostvale Hypertension Guideline (2023 update)", "2023", 1)
     assert newest.to_dict()["date"] == "2023" and str(newest) == "Ostvale Hypertension Guideline (2023 update) (2023)"
     assert _relations(judged) == ["support", "contradict"]  # the input is not changed
+
+
+def test_a_weak_newer_contradiction_does_not_supersede():
+    judged = _judged(("old", "", 1, "support"), ("other", "", 1, "contradict"))
+    weak = [judged[0], JudgedEvidence(dataclasses.replace(judged[1].evidence, weak=True), judged[1].judgment)]
+    out, _, _ = T.apply(CURRENT, weak, SOURCES)
+    assert _relations(out) == ["support", "contradict"]  # barely about the claim: no contradiction here either
+    out, _, _ = T.apply(CURRENT, judged, SOURCES)
+    assert _relations(out) == ["insufficient", "contradict"]
 
 
 def test_past_and_dated_claims_keep_the_older_support():

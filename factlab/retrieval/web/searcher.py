@@ -30,7 +30,7 @@ from factlab.retrieval.chunking import chunk_spans
 from factlab.retrieval.compress import compress
 from factlab.retrieval.encoders import covers
 from factlab.retrieval.fusion import inverse_document_frequencies, lexical_coverage
-from factlab.retrieval.policy import check_relevance, relevance_cut
+from factlab.retrieval.policy import check_relevance, relevance_cut, weak_below
 from factlab.retrieval.tiers import TierTables, domain_from_url
 from factlab.retrieval.tokenizer import tokenize
 from factlab.retrieval.web.fetch import FetchFailure, Page, PageFetcher
@@ -125,7 +125,7 @@ class WebSearcher:
         pages_per_level: pages fetched at most per level (the best-ranked first).
         sites_per_query: domains per `site:` query; site_batches: such queries per level and query at most.
         queries_per_level: the claim's first queries used per level (each costs a request per batch).
-        min_evidence / min_relevance: as the local retriever's (`retrieval.search`).
+        min_evidence / min_relevance / strong_relevance: as the local retriever's (`retrieval.search`).
         max_chars: chunk size (`retrieval.ingest.max_chars`, as local sources).
         per_page: chunks of one page kept among the hits at most.
         compress: `retrieval.compress` (enabled, max_tokens, lexical_weight) for the snippets.
@@ -142,7 +142,8 @@ class WebSearcher:
     def __init__(self, backend, fetcher: PageFetcher, tiers: TierTables, cache_dir: str | Path, *,
                  results_per_query: int = 8, pages_per_level: int = 5, sites_per_query: int = 8,
                  site_batches: int = 2, queries_per_level: int = 2, min_evidence: int = 2,
-                 min_relevance: float | Mapping[str, float] = 0.5, max_chars: int = 800, per_page: int = 2,
+                 min_relevance: float | Mapping[str, float] = 0.5,
+                 strong_relevance: float | Mapping[str, float] | None = None, max_chars: int = 800, per_page: int = 2,
                  compress: Mapping | None = None, encoder=None,
                  fetch_workers: int = 4, host_failures_allowed: int = 2, allow_private_hosts: bool = False) -> None:
         self.backend, self.fetcher, self.tiers = backend, fetcher, tiers
@@ -151,6 +152,8 @@ class WebSearcher:
         self.sites_per_query, self.site_batches = int(sites_per_query), int(site_batches)
         self.queries_per_level = int(queries_per_level)
         self.min_evidence, self.min_relevance = int(min_evidence), check_relevance(min_relevance)
+        self.strong_relevance = (None if strong_relevance is None
+                                 else check_relevance(strong_relevance, "retrieval.search.strong_relevance"))
         self.max_chars, self.per_page = int(max_chars), int(per_page)
         self.compression = dict(compress or {"enabled": False})
         self.encoder = encoder
@@ -182,6 +185,7 @@ class WebSearcher:
         fetcher = PageFetcher(root / "pages", **dict(fetch))
         return cls(instantiate(backend), fetcher, TierTables.from_config(settings.tiers), root / "search",
                    min_evidence=settings.search.min_evidence, min_relevance=settings.search.min_relevance,
+                   strong_relevance=settings.search.get("strong_relevance"),
                    max_chars=settings.ingest.max_chars, compress=dict(settings.compress),
                    encoder=instantiate(settings.encoder), **options)
 
@@ -247,7 +251,7 @@ class WebSearcher:
             hits = self._hits(pool, queries)
             if len(hits) >= self.min_evidence:
                 break
-        return self._evidence(hits, k, claim, max_tokens)
+        return self._evidence(hits, k, claim, max_tokens, weak_below(self.strong_relevance, claim or queries[0]))
 
     def _ask(self, query: str, level: int) -> list[WebResult]:
         """The backend's results for one query, from the disk cache when asked before; a failed request is an issue."""
@@ -318,9 +322,9 @@ class WebSearcher:
         return hits
 
     def _evidence(self, hits: list[tuple[_Chunk, float]], k: int, claim: str | None,
-                  max_tokens: int | None) -> list[Evidence]:
+                  max_tokens: int | None, strong: float = 0.0) -> list[Evidence]:
         """The top k hits as evidence; one per distinct text, the highest-tier copy naming the other independent
-        origins that carry it."""
+        origins that carry it; a hit below `strong` relevance is `weak`."""
         groups: dict[str, list[tuple[_Chunk, float]]] = {}
         for chunk, score in hits:
             groups.setdefault(normalise_text(chunk.text), []).append((chunk, score))
@@ -338,7 +342,7 @@ class WebSearcher:
                 text, start, end = snippet.text, snippet.start, snippet.end
             out.append(Evidence(source_id=chunk.source_id, chunk_id=chunk.chunk_id, text=text, tier=chunk.tier,
                                 domain=chunk.domain, title=chunk.title, score=round(score, 4), start=start, end=end,
-                                corroborated_by=others, published=published))
+                                corroborated_by=others, published=published, weak=score < strong))
             if len(out) >= k:
                 break
         return out
