@@ -13,8 +13,9 @@ all sit in one tier count too). Policies:
   does not cover is ranked and cut by its words alone, so its relevance runs lower), and at the 2nd percentile per
   language (a cut that passes 98% of train gold).
 Intervals: 95% bootstrap over claims. Fitted thresholds are fitted on train and the table is on val + test (held
-out), with all claims beside it; the shipped default (conf/retrieval/default.yaml) is a row of its own, with the share of
-its hits that are `weak` (below `strong_relevance`: judged, never a contradiction) and of claims whose gold hit is weak.
+out), with all claims beside it; the shipped default (conf/retrieval/default.yaml) is a row of its own, with the share
+of its hits that are `weak` (below `strong_relevance`: judged, never a contradiction) and of claims whose gold hit is
+weak.
 Writes outputs/benchmarks/tier_policy/results.json.
 """
 
