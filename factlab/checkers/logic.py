@@ -1,6 +1,7 @@
 """The logic layer of a checker (conf/logic/*.yaml): a paragraph's reasoning against its own premises and those of
 the paragraphs before it, on the rule path (`factlab.rules.logic.LogicRules`, no LM) or on the LM stage `logic`
-(`factlab.programs.logic.LogicChecker`, given the paragraphs before it: `earlier_text`).
+(`factlab.programs.logic.LogicChecker`, given the paragraphs before it: `earlier_text`); with `strength` set, the
+causal-strength model adds a `causal_overclaim` where the engine found none (`factlab.checkers.strength`).
 
 >>> layer = LogicLayer(LogicRules())
 >>> [i.kind for i in layer.check(["A survey linked tea to calm.", "Tea therefore causes calm."], 1)]
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from factlab.checkers.strength import StrengthOverclaim
 from factlab.programs.logic import SOUND, earlier_text
 from factlab.rules.logic import LogicIssue, LogicRules
 from factlab.schema import StageName
@@ -30,8 +32,10 @@ class LogicLayer:
     """The layer's engine: `rules` when `stage` is None, else the stage program (called through `call`, the
     pipeline's per-stage meter, so its LM calls are counted)."""
 
-    def __init__(self, rules: LogicRules, stage: Callable | None = None, context_chars: int = 600) -> None:
+    def __init__(self, rules: LogicRules, stage: Callable | None = None, context_chars: int = 600,
+                 strength: StrengthOverclaim | None = None) -> None:
         self.rules, self.stage, self.context_chars = rules, stage, int(context_chars)
+        self.strength = strength  # the causal-strength model path (factlab/checkers/strength.py); None = off
 
     @property
     def engine(self) -> str:
@@ -42,7 +46,11 @@ class LogicLayer:
         """The findings of paragraph `index` given the ones before it."""
         text, earlier = paragraphs[index], list(paragraphs[:index])
         if self.stage is None:
-            return self.rules.check_paragraph(text, earlier)
-        inputs = {"paragraph": text, "earlier": earlier_text(earlier, self.context_chars)}
-        pred = call(StageName.LOGIC, self.stage, **inputs) if call is not None else self.stage(**inputs)
-        return issues_of(pred, text)
+            issues = self.rules.check_paragraph(text, earlier)
+        else:
+            inputs = {"paragraph": text, "earlier": earlier_text(earlier, self.context_chars)}
+            pred = call(StageName.LOGIC, self.stage, **inputs) if call is not None else self.stage(**inputs)
+            issues = issues_of(pred, text)
+        if self.strength is not None and not any(i.kind == "causal_overclaim" for i in issues):
+            issues += self.strength.check(paragraphs, index)  # the model's reading where the engine found none
+        return issues

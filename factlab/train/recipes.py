@@ -13,6 +13,7 @@ from omegaconf import DictConfig
 from factlab.train.distill.classifier import settings_from, train_classifier
 from factlab.train.job import TrainJob
 from factlab.train.tasks import (
+    causal_strength_task,
     checkworthy_task,
     extract_claims_task,
     judge_task,
@@ -108,6 +109,11 @@ def head_vertical(job: TrainJob, stage: DictConfig, name: str, headline: str, **
 def head_paragraph_type(job: TrainJob, stage: DictConfig, name: str, headline: str, **settings) -> dict:
     """Paragraph -> its role, a linear head on frozen e5 (shipped: factlab:paragraph-type-e5s-v1)."""
     return _head(job, paragraph_type_task(), name, headline, **settings)
+
+
+def head_causal_strength(job: TrainJob, stage: DictConfig, name: str, headline: str, **settings) -> dict:
+    """Sentence -> causal strength, a linear head on frozen e5 (shipped: factlab:causal-strength-e5s-v1)."""
+    return _head(job, causal_strength_task(), name, headline, **settings)
 
 
 def search_r1(job: TrainJob, stage: DictConfig, name: str, headline: str, **settings) -> dict:

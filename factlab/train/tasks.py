@@ -149,6 +149,21 @@ def paragraph_type_task() -> ClassifierTask:
     return ClassifierTask("paragraph_type", PARAGRAPH_TYPES, paragraph_type_rows, paragraph_type_target)
 
 
+def causal_strength_rows(cases: Iterable[dict]) -> list[Row]:
+    """Cases with a gold `strength` (`dataset=causal_strength`), one sentence each."""
+    from factlab.data.loaders.causal_strength import STRENGTHS
+
+    return [Row({"sentence": c["text"]}, c["text"], None, c["strength"], c["lang"], c["case_id"])
+            for c in cases if c.get("strength") in STRENGTHS]
+
+
+def causal_strength_task() -> ClassifierTask:
+    """Sentence -> causal strength: the logic layer's model, not a pipeline stage (no program, so no LM teacher)."""
+    from factlab.data.loaders.causal_strength import STRENGTHS
+
+    return ClassifierTask("causal_strength", STRENGTHS, causal_strength_rows, lambda pred: None)
+
+
 def judge_task(kinds: Sequence[str]) -> ClassifierTask:
     return ClassifierTask("judge", RELATIONS, judge_rows(kinds), judge_target)
 

@@ -13,7 +13,7 @@ from factlab.runtime import ModelSourceError
 from factlab.stages.classifiers import load_stage_classifier
 from factlab.tracking.refs import ModelRefError, resolve_model, shipped_names
 
-SHIPPED = ["checkworthy-e5s-v1", "vertical-e5s-v1", "paragraph-type-e5s-v1", "judge-e5s-v1"]
+SHIPPED = ["checkworthy-e5s-v1", "vertical-e5s-v1", "paragraph-type-e5s-v1", "judge-e5s-v1", "causal-strength-e5s-v1"]
 
 
 def test_every_shipped_model_has_a_card_its_weights_and_a_checksum():
@@ -75,3 +75,13 @@ def test_calibration_is_a_setting_that_overrides_the_cards():
     assert strict.support_threshold == 0.999 and strict.temperature == 2.0
     claim, evidence = "The Eiffel Tower was completed in 1889.", "The Eiffel Tower was completed in 1889."
     assert strict.predict([claim], [evidence])[0][0] != "support"  # nothing reaches p(support) 0.999 at T=2
+
+
+@pytest.mark.slow
+def test_shipped_causal_strength_head_reads_cause_and_association():
+    from factlab.judge.heads import HeadClassifier
+
+    head = HeadClassifier(resolve_model("factlab:causal-strength-e5s-v1"))
+    labels = [label for label, _ in head.predict(["Daily aspirin prevents heart attacks in older adults.",
+                                                  "Coffee intake was associated with lower mortality."])]
+    assert labels == ["direct_causal", "correlational"]

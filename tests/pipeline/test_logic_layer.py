@@ -200,3 +200,56 @@ def test_a_failed_logic_check_leaves_the_document_carded_without_the_layer(defau
     report = pipeline.run(document, fixed=fixed).report
     assert len(report.paragraphs) == 3 and report.findings == []
     assert all("logic" not in p.layers for p in report.paragraphs)
+
+
+class _Strength:
+    """A stand-in causal-strength head: `direct_causal` for sentences naming a verb of the list, else `none`."""
+
+    labels = ("none", "correlational", "conditional_causal", "direct_causal")
+
+    def __init__(self, verbs=("lifts", "让", "prevents")):
+        self.verbs, self.seen = verbs, []
+
+    def predict_proba(self, texts):
+        self.seen += texts
+        return [[0.1, 0.0, 0.0, 0.9] if any(v in t for v in self.verbs) else [0.9, 0.0, 0.0, 0.1] for t in texts]
+
+
+def test_the_strength_path_needs_an_observational_premise_and_no_experiment_or_hedge():
+    from factlab.checkers.strength import StrengthOverclaim
+
+    layer = StrengthOverclaim(_Strength())
+    doc = ["Methods. A cohort of 900 commuters was followed; cycling was associated with fewer sick days.",
+           "Results. Sick days were 12% lower among cyclists.",
+           "Conclusion. Cycling to work lifts productivity for every employee."]
+    found = layer.check(doc, 2)
+    assert [(i.kind, i.keyword, i.premise_paragraph) for i in found] == [
+        ("causal_overclaim", "Cycling to work lifts productivity for every employee.", 0)]
+    assert "associated" in found[0].premise
+    assert layer.check(doc[:2] + ["Conclusion. Cycling may lift productivity."], 2) == []  # hedged
+    randomised = ["Methods. Commuters were randomised to cycling or driving; cycling was associated with fewer "
+                  "sick days."] + doc[1:]
+    assert layer.check(randomised, 2) == []  # an experiment was stated
+    assert layer.check(["Conclusion. Cycling lifts productivity."], 0) == []  # no design stated: no premise
+    zh = ["方法：对900名通勤者进行队列随访，骑行与病假减少相关。", "结论：骑行让员工更健康。"]
+    assert [i.kind for i in layer.check(zh, 1)] == ["causal_overclaim"]
+
+
+def test_the_strength_path_only_adds_where_the_engine_found_no_causal_overclaim():
+    from factlab.checkers.logic import LogicLayer
+    from factlab.checkers.strength import StrengthOverclaim
+
+    model = _Strength()
+    layer = LogicLayer(LogicRules(), strength=StrengthOverclaim(model))
+    doc = ["A survey linked tea to lower blood pressure.", "Tea therefore prevents hypertension."]
+    assert [i.kind for i in layer.check(doc, 1)] == ["causal_overclaim"]  # the rules' own finding, once
+    assert model.seen == []  # the model was not asked
+    with pytest.raises(ValueError, match="min_prob"):
+        StrengthOverclaim(model, min_prob=2)
+
+
+def test_logic_rules_strength_config_builds_the_model_path():
+    cfg = compose_config("verify", ["input=x", "sources=y", "logic=rules_strength"])
+    layer = instantiate(cfg.layers).logic
+    assert layer.engine == "rules" and layer.strength.min_prob == 0.5
+    assert layer.strength._model == "factlab:causal-strength-e5s-v1"  # loaded on first use, not at build
