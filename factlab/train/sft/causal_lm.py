@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
@@ -38,6 +38,7 @@ class CausalLMSettings(FineTuneSettings):
     max_new_tokens: int
     export_gguf: bool
     eval_base: bool
+    undigested: list = field(default_factory=list)  # keys that only decide when an invocation stops (train/job.py)
 
 
 def sft_settings_from(recipe: str, values: dict) -> CausalLMSettings:
