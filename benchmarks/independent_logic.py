@@ -48,6 +48,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--model", default="factlab:causal-strength-e5s-v1")
     parser.add_argument("--min-prob", type=float, default=0.5)
+    parser.add_argument("--window", type=int, default=1, help="paragraphs before that may hold the premise; -1 = all")
+    parser.add_argument("--min-overlap", type=float, default=0.0, help="content-word share the premise must hold")
+    parser.add_argument("--languages", nargs="+", default=["en"], help="paragraph languages the model path runs on")
     parser.add_argument("--bootstrap", type=int, default=1000)
     args = parser.parse_args()
 
@@ -58,7 +61,8 @@ def main() -> None:
 
     docs = read_jsonl(GOLD)
     rules = LogicRules()
-    model = StrengthOverclaim(args.model, rules, args.min_prob)
+    model = StrengthOverclaim(args.model, rules, args.min_prob, None if args.window < 0 else args.window,
+                              args.min_overlap, args.languages)
     engines: dict[str, dict[str, dict[int, list[str]]]] = {"rules": {}, "model": {}, "rules + model": {}}
     seconds = {"rules": 0.0, "model": 0.0}
     examples = []
@@ -81,7 +85,8 @@ def main() -> None:
                           "reason": i.reason} for i in by_model]
     n_paragraphs = sum(len(d["paragraphs"]) for d in docs)
     results: dict = {"gold": str(GOLD.relative_to(ROOT)), "documents": len(docs), "paragraphs": n_paragraphs,
-                     "model": args.model, "min_prob": args.min_prob,
+                     "model": args.model, "min_prob": args.min_prob, "window": args.window,
+                     "min_overlap": args.min_overlap, "languages": args.languages,
                      "ms_per_paragraph": {k: round(1000 * v / n_paragraphs, 2) for k, v in seconds.items()},
                      "engines": {}, "model_findings": examples}
     print(f"\nLogic layer on {GOLD.relative_to(ROOT)} ({len(docs)} documents, {n_paragraphs} paragraphs)\n")

@@ -4,6 +4,7 @@
 
     python benchmarks/logic_layer.py                                   # rules on both gold files
     python benchmarks/logic_layer.py --engine stage --lm local_qwen05  # the LM stage (one call per paragraph)
+    python benchmarks/logic_layer.py --engine rules_strength           # the rules + the causal-strength model
     python benchmarks/logic_layer.py --gold datasets/layers/logic_holdout.jsonl --json out.json
 
 Columns: `score` (the metric's mean: 1 right, 0.75 right kind with the wrong span, 0.5 flagged with the wrong kind,
@@ -32,6 +33,12 @@ def rows_for(docs: list[dict], engine: str, lm: str) -> list[dict]:
     from factlab.rules.logic import LogicRules
 
     rules, program, handle = LogicRules(), None, None
+    layer = None
+    if engine == "rules_strength":
+        from factlab.checkers.logic import LogicLayer
+        from factlab.checkers.strength import StrengthOverclaim
+
+        layer = LogicLayer(rules, strength=StrengthOverclaim(rules=rules))
     if engine == "stage":
         from hydra.utils import instantiate
 
@@ -49,6 +56,8 @@ def rows_for(docs: list[dict], engine: str, lm: str) -> list[dict]:
             start = time.perf_counter()
             if engine == "rules":
                 issues = rules.check_paragraph(text, doc["paragraphs"][:index])
+            elif layer is not None:
+                issues = layer.check(doc["paragraphs"], index)
             else:
                 try:
                     with handle.context():
@@ -111,7 +120,8 @@ def table(rows: list[dict], seed: int = 0) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gold", nargs="*", type=Path, default=None, help="gold files (default: both)")
-    parser.add_argument("--engine", choices=["rules", "stage"], default="rules")
+    parser.add_argument("--engine", choices=["rules", "rules_strength", "stage"], default="rules",
+                        help="rules_strength = the rules plus the causal-strength model (logic=rules_strength)")
     parser.add_argument("--lm", default="local_qwen05", help="conf/lm option for --engine stage")
     parser.add_argument("--json", type=Path, default=None, help="write rows and tables here")
     args = parser.parse_args()

@@ -218,10 +218,11 @@ class _Strength:
 def test_the_strength_path_needs_an_observational_premise_and_no_experiment_or_hedge():
     from factlab.checkers.strength import StrengthOverclaim
 
-    layer = StrengthOverclaim(_Strength())
+    layer = StrengthOverclaim(_Strength(), window=None)
     doc = ["Methods. A cohort of 900 commuters was followed; cycling was associated with fewer sick days.",
            "Results. Sick days were 12% lower among cyclists.",
            "Conclusion. Cycling to work lifts productivity for every employee."]
+    assert StrengthOverclaim(_Strength()).check(doc, 2) == []  # window 1 (the default): the design is 2 back
     found = layer.check(doc, 2)
     assert [(i.kind, i.keyword, i.premise_paragraph) for i in found] == [
         ("causal_overclaim", "Cycling to work lifts productivity for every employee.", 0)]
@@ -232,7 +233,8 @@ def test_the_strength_path_needs_an_observational_premise_and_no_experiment_or_h
     assert layer.check(randomised, 2) == []  # an experiment was stated
     assert layer.check(["Conclusion. Cycling lifts productivity."], 0) == []  # no design stated: no premise
     zh = ["方法：对900名通勤者进行队列随访，骑行与病假减少相关。", "结论：骑行让员工更健康。"]
-    assert [i.kind for i in layer.check(zh, 1)] == ["causal_overclaim"]
+    assert layer.check(zh, 1) == []  # English only by default (trained on English)
+    assert [i.kind for i in StrengthOverclaim(_Strength(), languages=("en", "zh")).check(zh, 1)] == ["causal_overclaim"]
 
 
 def test_the_strength_path_only_adds_where_the_engine_found_no_causal_overclaim():
@@ -251,5 +253,6 @@ def test_the_strength_path_only_adds_where_the_engine_found_no_causal_overclaim(
 def test_logic_rules_strength_config_builds_the_model_path():
     cfg = compose_config("verify", ["input=x", "sources=y", "logic=rules_strength"])
     layer = instantiate(cfg.layers).logic
-    assert layer.engine == "rules" and layer.strength.min_prob == 0.5
+    assert layer.engine == "rules" and layer.strength.min_prob == 0.5 and layer.strength.languages == ("en",)
+    assert instantiate(compose_config("verify", ["input=x", "sources=y"]).layers).logic.strength is not None
     assert layer.strength._model == "factlab:causal-strength-e5s-v1"  # loaded on first use, not at build
