@@ -27,12 +27,13 @@ ANSWERS = {"causal_from_correlation": {"causal_overclaim"}, "scope_widening": {"
            "dropped_qualifier": {"scope_shift", "carried_over"}, "conclusion_overreach": {"overgeneralisation"}}
 
 
-def score(docs: list[dict], flags: dict[str, dict[int, list[str]]]) -> dict:
-    """found / right kind per gold finding, precision per flag, false alarms on clean documents."""
-    findings = [(d["doc_id"], f) for d in docs for f in d["findings"] if f["kind"] in ANSWERS]
+def score(docs: list[dict], flags: dict[str, dict[int, list[str]]], answers: dict[str, set[str]] = ANSWERS) -> dict:
+    """found / right kind per gold finding of the kinds in `answers` (gold kind -> the layer kinds that answer it),
+    precision per flag, false alarms on clean documents. `flags`: doc id -> 1-based paragraph -> the kinds raised."""
+    findings = [(d["doc_id"], f) for d in docs for f in d["findings"] if f["kind"] in answers]
     found = [bool(flags[doc].get(f["paragraph"])) for doc, f in findings]
-    right = [bool(set(flags[doc].get(f["paragraph"], [])) & ANSWERS[f["kind"]]) for doc, f in findings]
-    gold_paragraphs = {(d["doc_id"], f["paragraph"]) for d in docs for f in d["findings"] if f["kind"] in ANSWERS}
+    right = [bool(set(flags[doc].get(f["paragraph"], [])) & answers[f["kind"]]) for doc, f in findings]
+    gold_paragraphs = {(d["doc_id"], f["paragraph"]) for d in docs for f in d["findings"] if f["kind"] in answers}
     all_flags = [(d["doc_id"], p) for d in docs for p, kinds in flags[d["doc_id"]].items() for _ in kinds]
     clean = [d["doc_id"] for d in docs if not d["findings"]]
     return {"findings": len(findings), "found": sum(found) / len(findings) if findings else 0.0,

@@ -4,6 +4,8 @@ its paragraphs, each finding with both locations and a suggested action.
 - `abbreviation`: one abbreviation defined two ways ("RCT (randomised controlled trial)" ... "RCT (real-time
   cardiac telemetry)"), or a term given two abbreviations.
 - `unit_format`: one unit written two ways (mg and 毫克, km and 公里, % and 百分比 / per cent).
+- `unit_mismatch`: one number stated in two units of one dimension (850 °C and 850 K; 86.5 公里 and 86.5 英里), from
+  parsed quantities (`quantities`), not phrase lists.
 - `percent_points`: a change between percentages stated in % in one place and in percentage points in another (or
   "% points" misused: "rose by 5%" of a rate that is itself a percentage is ambiguous, flagged once per document).
 - `number_format`: thousands written with and without separators (12,000 vs 12000), or decimal commas mixed with
@@ -21,7 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-KINDS = ("abbreviation", "unit_format", "percent_points", "number_format", "citation_format")
+KINDS = ("abbreviation", "unit_format", "unit_mismatch", "percent_points", "number_format", "citation_format")
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,9 @@ class Finding:
 _ABBREV_EN = re.compile(r"\b([A-Za-z][A-Za-z\- ]{3,80}?)\s*\(([A-Z][A-Za-z0-9]{1,9})\)")
 _ABBREV_EN_REV = re.compile(r"\b([A-Z][A-Za-z0-9]{1,9})\s*\(([A-Za-z][A-Za-z\- ]{3,80}?)\)")
 _ABBREV_ZH = re.compile(r"([\u4e00-\u9fff]{2,20})[（(]([A-Z][A-Za-z0-9]{1,9})[)）]")
+# the other Chinese order: the abbreviation, then its expansion in brackets (TFP（全要素生产率）); a CJK character in it
+_ABBREV_ZH_REV = re.compile(r"(?<![A-Za-z0-9])([A-Z][A-Za-z0-9]{1,9})"
+                            r"[（(]([A-Za-z]{0,12}[\u4e00-\u9fff][\u4e00-\u9fffA-Za-z]{1,19})[)）]")
 
 # unit -> its family (spellings of one unit); two spellings of one family in one document are a finding
 _UNIT_FAMILIES: dict[str, tuple[str, ...]] = {
@@ -91,6 +96,7 @@ def abbreviations(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
         pairs = [(m.group(1), m.group(2), _loc(pid, m, 2)) for m in _ABBREV_EN.finditer(text)]
         pairs += [(m.group(2), m.group(1), _loc(pid, m, 1)) for m in _ABBREV_EN_REV.finditer(text)]
         pairs += [(m.group(1), m.group(2), _loc(pid, m, 2)) for m in _ABBREV_ZH.finditer(text)]
+        pairs += [(m.group(2), m.group(1), _loc(pid, m, 1)) for m in _ABBREV_ZH_REV.finditer(text)]
         for words, abbr, where in pairs:
             term = _expansion(words, abbr)
             if term is None:  # not its initials: still a finding when the words end with a term defined before
@@ -114,10 +120,14 @@ def abbreviations(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
 
 
 def _expansion(words: str, abbr: str) -> str | None:
-    """The trailing words of `words` that `abbr` abbreviates (initials in order), or None; Chinese terms as they are.
+    """The trailing words of `words` that `abbr` abbreviates, or None; Chinese terms as they are. First by initials in
+    order; else as Schwartz & Hearst (2003) define an abbreviation (each letter found right to left in the words, the
+    first one starting a word), over at most min(len(abbr) + 5, 2 * len(abbr)) words.
 
     >>> _expansion("In 2020 a randomised controlled trial", "RCT"), _expansion("the results", "RCT")
     ('randomised controlled trial', None)
+    >>> _expansion("coffee is rich in chlorogenic acids", "CGA"), _expansion("it uses Polyethylene", "PE")
+    ('chlorogenic acids', 'Polyethylene')
     """
     if re.search(r"[\u4e00-\u9fff]", words):
         return words
@@ -130,7 +140,32 @@ def _expansion(words: str, abbr: str) -> str | None:
             return " ".join(candidate)
         if len(candidate) > len(letters) + 3:
             break
+    limit = min(len(letters) + 5, 2 * len(letters))
+    for start in range(len(tokens) - 1, max(-1, len(tokens) - 1 - limit), -1):
+        if _schwartz_hearst(abbr, " ".join(tokens[start:])):
+            return " ".join(tokens[start:])
     return None
+
+
+def _schwartz_hearst(abbr: str, words: str) -> bool:
+    """Whether `words` is a definition of `abbr` by Schwartz & Hearst's rule: the abbreviation's letters and digits
+    occur in `words` right to left, in order, the first one at the start of a word, and that word is the first one.
+
+    >>> _schwartz_hearst("CGA", "chlorogenic acids"), _schwartz_hearst("CGA", "coffee acids")
+    (True, False)
+    """
+    chars = [c.lower() for c in abbr if c.isalnum()]
+    text = words.lower()
+    position = len(text) - 1
+    for index in range(len(chars) - 1, -1, -1):
+        while position >= 0 and (text[position] != chars[index]
+                                 or (index == 0 and position > 0 and text[position - 1].isalnum())):
+            position -= 1
+        if position < 0:
+            return False
+        if index > 0:
+            position -= 1
+    return position == 0
 
 
 def unit_formats(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
@@ -156,6 +191,80 @@ def unit_formats(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
                 out.append(Finding("unit_format", pid, spelling, first[family][1], where,
                                    f"{family} is written {first[family][0]!r} and {spelling!r}",
                                    f"Write {family} one way through the document (e.g. {first[family][0]!r})."))
+    return out
+
+
+# unit spelling -> (dimension, canonical unit): spellings of one canonical unit are one unit (unit_format's business);
+# two canonical units of one dimension are a unit_mismatch when one number is stated in both. Longest spellings first.
+_UNITS: dict[str, tuple[str, str]] = {}
+for _dimension, _table in {
+    "temperature": {"°C": ("°C", "℃", "摄氏度", "degrees Celsius"), "°F": ("°F", "℉", "华氏度", "degrees Fahrenheit"),
+                    "K": ("K", "kelvin", "开尔文")},
+    "flow": {"m³/s": ("m³/s", "m3/s", "cubic metres per second", "cubic meters per second", "立方米/秒",
+                      "立方米每秒"),
+             "ft³/s": ("cubic feet per second", "cfs", "ft³/s", "立方英尺/秒"),
+             "L/s": ("L/s", "升/秒", "litres per second")},
+    "length": {"mm": ("mm", "毫米"), "cm": ("cm", "厘米"), "m": ("m", "米", "metres", "meters"),
+               "km": ("km", "公里", "千米", "kilometres", "kilometers"), "mile": ("miles", "mile", "英里"),
+               "ft": ("ft", "feet", "foot", "英尺"), "inch": ("inches", "inch", "英寸")},
+    "area": {"m²": ("m²", "m2", "平方米", "square metres", "square meters"), "km²": ("km²", "km2", "平方公里"),
+             "ha": ("hectares", "hectare", "ha", "公顷"), "acre": ("acres", "acre", "英亩"), "mu": ("亩",)},
+    "volume": {"L": ("litres", "liters", "litre", "liter", "L", "升"), "mL": ("mL", "ml", "毫升"),
+               "m³": ("m³", "m3", "cubic metres", "cubic meters", "立方米"), "gal": ("gallons", "gallon", "加仑")},
+    "mass": {"mg": ("mg", "毫克"), "g": ("g", "克"), "kg": ("kg", "公斤", "千克"), "t": ("tonnes", "tonne", "t", "吨"),
+             "lb": ("lb", "lbs", "pounds", "磅"), "µg": ("µg", "μg", "微克")},
+    "energy": {"kWh": ("kWh", "千瓦时", "度电"), "MWh": ("MWh", "兆瓦时"), "GWh": ("GWh", "吉瓦时"),
+               "万kWh": ("万千瓦时",), "亿kWh": ("亿千瓦时",)},
+}.items():
+    for _canonical, _spellings in _table.items():
+        for _spelling in _spellings:
+            _UNITS[_spelling] = (_dimension, _canonical)
+_QUANTITY = re.compile(
+    r"(?<![\d.,])(\d{1,3}(?:[ ,\u2009\u202f]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:-|\s*)("
+    + "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True)) + r")(?![A-Za-z0-9²³/])")
+
+
+def quantities(pid: str, text: str) -> list[tuple[float, str, str, Location]]:
+    """(value, dimension, canonical unit, where) of each number-with-unit in `text` (thousands groups with commas or
+    spaces; "0.8-acre" counts).
+
+    >>> [(v, d, u) for v, d, u, _ in quantities("p1", "a 0.8-hectare strip, 1 850立方米 and 14.2 m³/s")]
+    [(0.8, 'area', 'ha'), (1850.0, 'volume', 'm³'), (14.2, 'flow', 'm³/s')]
+    """
+    out = []
+    for match in _QUANTITY.finditer(text):
+        value = float(re.sub(r"[ ,\u2009\u202f]", "", match.group(1)))
+        dimension, canonical = _UNITS[match.group(2)]
+        out.append((value, dimension, canonical, _loc(pid, match)))
+    return out
+
+
+def unit_mismatches(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
+    """One number stated in two different units of one dimension (850 °C and 850 K, 0.8 hectare and 0.8 acre, 86.5
+    公里 and 86.5英里, 5克 and 5毫克): the same quantity with its unit changed, or a conversion never done. Parsed
+    quantities, not phrase lists; a number with its converted value beside it (20 °C (68 °F)) has two numbers and
+    is not a finding. Once per (number, dimension).
+
+    >>> found = unit_mismatches([("p1", "The salt bath ran at 850 °C."), ("p2", "After the 850 K step, we cooled it.")])
+    >>> [(f.kind, f.keyword, f.paragraph_id, f.other.paragraph_id) for f in found]
+    [('unit_mismatch', '850 K', 'p2', 'p1')]
+    """
+    first: dict[tuple[float, str], tuple[str, Location]] = {}
+    reported: set[tuple[float, str]] = set()
+    out = []
+    for pid, text in paragraphs:
+        for value, dimension, unit, where in quantities(pid, text):
+            key = (value, dimension)
+            if key not in first:
+                first[key] = (unit, where)
+            elif first[key][0] != unit and key not in reported:
+                reported.add(key)
+                before = first[key][1]
+                out.append(Finding("unit_mismatch", pid, where.text, before, where,
+                                   f"{before.text!r} and {where.text!r}: the same number in two {dimension} units",
+                                   f"Check which unit is meant and state the quantity in one unit (convert the other: "
+                                   f"{before.text!r} is not {where.text!r}).",
+                                   {"value": value, "dimension": dimension, "units": [first[key][0], unit]}))
     return out
 
 
@@ -226,7 +335,8 @@ def citation_formats(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
                     "Cite in one style through the document.")]
 
 
-CHECKS = {"abbreviation": abbreviations, "unit_format": unit_formats, "percent_points": percent_points,
+CHECKS = {"abbreviation": abbreviations, "unit_format": unit_formats, "unit_mismatch": unit_mismatches,
+          "percent_points": percent_points,
           "number_format": number_formats, "citation_format": citation_formats}
 
 

@@ -23,6 +23,13 @@ from factlab.rules.routing import Routing
     ([("p1", "Coverage rose by 3 percentage points."), ("p2", "Uptake rose by 5%.")], "percent_points", "5%"),
     ([("p1", "It enrolled 6,240 adults."), ("p2", "A further 12000 joined.")], "number_format", "12000"),
     ([("p1", "As Smith et al. (2019) showed."), ("p2", "This was confirmed [3].")], "citation_format", "[3]"),
+    ([("p1", "The bath ran at 850 °C."), ("p2", "The 850 K step followed.")], "unit_mismatch", "850 K"),
+    ([("p1", "线路全长86.5公里。"), ("p2", "按全线86.5英里计，每英里造价较低。")], "unit_mismatch", "86.5英里"),
+    ([("p1", "Each plot was a 0.8-hectare strip."), ("p2", "Each 0.8-acre strip was mown.")], "unit_mismatch",
+     "0.8-acre"),
+    ([("p1", "Coffee is rich in chlorogenic acids (CGA)."), ("p2", "A comprehensive geriatric assessment (CGA).")],
+     "abbreviation", "CGA"),  # a definition by Schwartz & Hearst's rule, not by initials
+    ([("p1", "以全要素生产率（TFP）衡量。"), ("p2", "TFP（总融资规模）增长较快。")], "abbreviation", "TFP"),  # the other order
 ])
 def test_each_consistency_check_finds_its_case_with_both_locations(paragraphs, kind, keyword):
     found = [f for f in consistency_findings(paragraphs) if f.kind == kind]
@@ -34,6 +41,9 @@ def test_a_consistent_document_has_no_findings():
     paragraphs = [("p1", "A randomised controlled trial (RCT) gave 50 mg to 6,240 adults (Smith, 2019)."),
                   ("p2", "The RCT then gave 100 mg to 1,200 more (Lee, 2020). It was 2021.")]
     assert consistency_findings(paragraphs, KINDS) == []
+    converted = [("p1", "Water was kept at 20 °C (68 °F) and flowed at 1.25 m³/s."),
+                 ("p2", "At 20 °C the 1.25 m³/s flow held; 5 g of salt and 12 mg of iron were added.")]
+    assert consistency_findings(converted, ["unit_mismatch"]) == []  # a conversion states two numbers
 
 
 class _NoLM:
