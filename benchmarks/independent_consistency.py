@@ -11,14 +11,13 @@ documents. Writes outputs/benchmarks/independent_consistency/results.json.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from independent_logic import GOLD, ROOT, score  # noqa: E402  (the same gold, the same scoring)
+from independent_logic import GOLD, ROOT, save, score  # noqa: E402  (the same gold, the same scoring)
 
 OUT = Path("outputs/benchmarks/independent_consistency")
 ANSWERS = {"unit_inconsistency": {"unit_format", "unit_mismatch"}, "abbreviation_conflict": {"abbreviation"},
@@ -60,9 +59,7 @@ def main() -> None:
     print("\n| gold kind | n | found | right kind |\n|---|---|---|---|")
     for kind, point in per_kind.items():
         print(f"| {kind} | {point['findings']} | {point['found']:.3f} | {point['right_kind']:.3f} |")
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
-    print(f"\nwritten: {OUT / 'results.json'}")
+    save(OUT, results)
 
 
 if __name__ == "__main__":

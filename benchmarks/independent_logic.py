@@ -45,6 +45,13 @@ def score(docs: list[dict], flags: dict[str, dict[int, list[str]]], answers: dic
             "clean_docs": len(clean)}
 
 
+def save(out: Path, results: dict) -> None:
+    """Write `results` as out/results.json and say where."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    print(f"written: {out / 'results.json'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--model", default="factlab:causal-strength-e5s-v1")
@@ -106,9 +113,7 @@ def main() -> None:
                   f"[{ci['precision'][0]:.2f}, {ci['precision'][1]:.2f}] | {point['false_alarms_clean']} in "
                   f"{point['clean_docs']} |")
     print(f"\nms per paragraph: {results['ms_per_paragraph']}")
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
-    print(f"written: {OUT / 'results.json'}")
+    save(OUT, results)
 
 
 if __name__ == "__main__":
