@@ -1,12 +1,11 @@
 # python benchmarks/independent_consistency.py
 """The consistency layer (factlab/rules/document.py, `consistency_findings`) on the independently written gold
 (datasets/layers/independent/: 62 documents, 24 clean, written without sight of the code), scored as
-benchmarks/independent_logic.py scores the logic layer: per gold consistency finding (unit_inconsistency,
-abbreviation_conflict, number_mismatch, term_drift; 8 each), `found` = the layer raises a finding located at the
-finding's paragraph, `right kind` = one of the kinds that answers it (abbreviation for abbreviation_conflict;
-unit_mismatch or unit_format for unit_inconsistency; number_format / percent_points for number_mismatch; none
-answers term_drift); precision per raised finding; false alarms in the clean documents. 95% bootstrap intervals over
-documents. Writes outputs/benchmarks/independent_consistency/results.json.
+benchmarks/independent_logic.py scores the logic layer: per gold finding of the kinds in ANSWERS (unit_inconsistency,
+abbreviation_conflict, number_mismatch, term_drift, and the gold's timeliness kind outdated_as_current; 8 each),
+`found` = the layer raises a finding located at the finding's paragraph, `right kind` = one of the kinds that answers
+it (ANSWERS; none answers term_drift); precision per raised finding; false alarms in the clean documents. 95%
+bootstrap intervals over documents. Writes outputs/benchmarks/independent_consistency/results.json.
 """
 
 from __future__ import annotations
@@ -21,7 +20,8 @@ from independent_logic import GOLD, ROOT, save, score  # noqa: E402  (the same g
 
 OUT = Path("outputs/benchmarks/independent_consistency")
 ANSWERS = {"unit_inconsistency": {"unit_format", "unit_mismatch"}, "abbreviation_conflict": {"abbreviation"},
-           "number_mismatch": {"number_format", "percent_points"}, "term_drift": set()}
+           "number_mismatch": {"number_format", "percent_points"}, "term_drift": set(),
+           "outdated_as_current": {"outdated_value"}}  # a timeliness kind in the gold's taxonomy, a document check here
 
 
 def main() -> None:

@@ -23,7 +23,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-KINDS = ("abbreviation", "unit_format", "unit_mismatch", "percent_points", "number_format", "citation_format")
+KINDS = ("abbreviation", "unit_format", "unit_mismatch", "outdated_value", "percent_points", "number_format",
+         "citation_format")
 
 
 @dataclass(frozen=True)
@@ -268,6 +269,72 @@ def unit_mismatches(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
     return out
 
 
+_SENTENCE_SPAN = re.compile(r"[^.!?。！？；;]+[.!?。！？；;]*")
+_CHANGE = re.compile(r"\b(?:lowered|raised|reduced|increased|cut|revised|tightened|relaxed|updated|changed|"
+                     r"lowers|raises|reduces|increases)\b|下调|上调|调整为|调整|降至|降为|提高到|提高至|升至|收紧|放宽|改为",
+                     re.I)
+_OLD_MARK = re.compile(r"(?:\bfrom|\bthan|\bpreviously|\bformerly|由|从|较|原)\s*[^\d\s]{0,12}\s*$", re.I)
+_CURRENT = re.compile(r"\b(?:currently|current|now|at present|presently|in force)\b|现行|目前|当前|现阶段", re.I)
+_MEASURE = ("元", "项", "克", "辆", "人", "次", "个", "台", "吨", "亩", "户", "天", "岁", "所", "家")
+_VALUE = re.compile(r"(?<![\d.,])(\d{1,3}(?:[ ,]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*"
+                    r"(µg/m³|μg/m³|mg/L|mmHg|kg N/ha|[A-Za-z]+/[A-Za-z³²]+|[\u4e00-\u9fff]|[A-Za-zµμ°]+)")
+
+
+def _values(text: str, offset: int = 0) -> list[tuple[float, str, int, int]]:
+    """(value, unit, start, end) of each number with a unit (a parsed-quantity unit, a "x/y" unit or a Chinese
+    measure word); numbers without one are left out."""
+    out = []
+    for m in _VALUE.finditer(text):
+        unit = m.group(2)
+        if unit in _UNITS:
+            unit = _UNITS[unit][1]
+        elif not ("/" in unit or unit in _MEASURE or unit in ("mmHg", "µg/m³", "μg/m³")):
+            continue
+        out.append((float(re.sub(r"[ ,]", "", m.group(1))), unit, offset + m.start(), offset + m.end()))
+    return out
+
+
+def outdated_values(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
+    """A value stated as current ("currently recommends 10 µg/m³", 现行每亩40元) that a change stated elsewhere in the
+    document has replaced ("lowered ... from 10 µg/m³ to 5 µg/m³", 将补贴下调为每亩30元): the current sentence's
+    value differs from the changed quantity's new value in the same unit, and the two sentences share at least a
+    tenth of the current sentence's content words (the same topic). A change sentence's new values are its values not
+    marked as the old one (from, than, 由, 从, 较 just before). Once per current sentence.
+
+    >>> found = outdated_values([("p1", "In 2024 the province lowered the grant from 40 yuan/mu to 30 yuan/mu."),
+    ...                          ("p2", "At the current grant of 40 yuan/mu, the method pays.")])
+    >>> [(f.kind, f.keyword, f.paragraph_id, f.other.paragraph_id) for f in found]
+    [('outdated_value', '40 yuan/mu', 'p2', 'p1')]
+    """
+    from factlab.matching.text import content_containment
+
+    sentences = [(pid, m.start(), m.group(0)) for pid, text in paragraphs for m in _SENTENCE_SPAN.finditer(text)]
+    changes = []
+    for pid, start, sentence in sentences:
+        if _CHANGE.search(sentence):
+            new = [(v, u) for v, u, a, _ in _values(sentence) if not _OLD_MARK.search(sentence[max(0, a - 16):a])]
+            if new:
+                changes.append((pid, start, sentence, new))
+    out = []
+    for pid, start, sentence in sentences:
+        if not _CURRENT.search(sentence) or _CHANGE.search(sentence):
+            continue
+        for value, unit, a, b in _values(sentence):
+            hit = next(((cpid, cstart, csent) for cpid, cstart, csent, new in changes
+                        if (cpid, cstart) != (pid, start) and any(u == unit and w != value for w, u in new)
+                        and (value, unit) not in new and content_containment(sentence, csent) >= 0.1), None)
+            if hit is not None:
+                cpid, cstart, csent = hit
+                where = Location(pid, start + a, start + b, sentence[a:b])
+                other = Location(cpid, cstart, cstart + len(csent), csent.strip())
+                out.append(Finding("outdated_value", pid, where.text, other, where,
+                                   f"{where.text!r} is stated as current, but the document says it changed: "
+                                   f"“{csent.strip()[:120]}”",
+                                   "State the value in force now, or say that this figure is the former one."))
+                break
+    return out
+
+
 def percent_points(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
     """A change of a RATE stated as "rose by N%" in a document that elsewhere gives rate changes in percentage
     points: the reader cannot tell whether that % is relative or absolute. (A change of a quantity that is not itself
@@ -336,6 +403,7 @@ def citation_formats(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
 
 
 CHECKS = {"abbreviation": abbreviations, "unit_format": unit_formats, "unit_mismatch": unit_mismatches,
+          "outdated_value": outdated_values,
           "percent_points": percent_points,
           "number_format": number_formats, "citation_format": citation_formats}
 

@@ -29,7 +29,10 @@ from factlab.rules.routing import Routing
      "0.8-acre"),
     ([("p1", "Coffee is rich in chlorogenic acids (CGA)."), ("p2", "A comprehensive geriatric assessment (CGA).")],
      "abbreviation", "CGA"),  # a definition by Schwartz & Hearst's rule, not by initials
-    ([("p1", "以全要素生产率（TFP）衡量。"), ("p2", "TFP（总融资规模）增长较快。")], "abbreviation", "TFP"),  # the other order
+    ([("p1", "以全要素生产率（TFP）衡量。"), ("p2", "TFP（总融资规模）增长较快。")], "abbreviation",
+     "TFP"),  # the abbreviation-first order
+    ([("p1", "2024年新方案将作业补贴下调为每亩30元。"), ("p2", "按照现行每亩40元的作业补贴标准测算，收益可覆盖成本。")],
+     "outdated_value", "40元"),
 ])
 def test_each_consistency_check_finds_its_case_with_both_locations(paragraphs, kind, keyword):
     found = [f for f in consistency_findings(paragraphs) if f.kind == kind]
@@ -44,6 +47,9 @@ def test_a_consistent_document_has_no_findings():
     converted = [("p1", "Water was kept at 20 °C (68 °F) and flowed at 1.25 m³/s."),
                  ("p2", "At 20 °C the 1.25 m³/s flow held; 5 g of salt and 12 mg of iron were added.")]
     assert consistency_findings(converted, ["unit_mismatch"]) == []  # a conversion states two numbers
+    unchanged = [("p1", "The agency raised the minimum to 3.0 mg/L in 2024."),
+                 ("p2", "All wells currently exceed the 3.0 mg/L minimum; 12 yuan/t is charged for other tests.")]
+    assert consistency_findings(unchanged, ["outdated_value"]) == []  # the current value is the new one
 
 
 class _NoLM:
