@@ -6,6 +6,8 @@ its paragraphs, each finding with both locations and a suggested action.
 - `unit_format`: one unit written two ways (mg and 毫克, km and 公里, % and 百分比 / per cent).
 - `unit_mismatch`: one number stated in two units of one dimension (850 °C and 850 K; 86.5 公里 and 86.5 英里), from
   parsed quantities (`quantities`), not phrase lists.
+- `outdated_value`: a value stated as current (currently, 现行) that a change stated elsewhere in the document replaced
+  ("lowered ... to 5 µg/m³", 下调为每亩30元).
 - `percent_points`: a change between percentages stated in % in one place and in percentage points in another (or
   "% points" misused: "rose by 5%" of a rate that is itself a percentage is ambiguous, flagged once per document).
 - `number_format`: thousands written with and without separators (12,000 vs 12000), or decimal commas mixed with
