@@ -37,6 +37,7 @@ import math
 import mmap
 import os
 import shutil
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -293,13 +294,13 @@ class Segment:
             return None
         data, indices, indptr = self.bm25.scores["data"], self.bm25.scores["indices"], self.bm25.scores["indptr"]
         parts, weights = [], []
-        for token in tokens:
+        for token, repeats in Counter(tokens).items():  # a repeated token counts again: its weight times, read once
             i = self.vocab.get(token)
             if i is None:
                 continue
             begin, end = int(indptr[i]), int(indptr[i + 1])
             parts.append((begin, end))
-            weights.append(global_idf[token] / float(lucene_idf(self.n, int(self.df[i]))))
+            weights.append(repeats * global_idf[token] / float(lucene_idf(self.n, int(self.df[i]))))
         if not parts:
             return None
         rows = np.concatenate([indices[begin:end] for begin, end in parts])
@@ -438,6 +439,9 @@ class SegmentedIndex:
             mine = np.flatnonzero(self.row_segment == number)
             mapping[self.row_local[mine]] = mine
             self.global_rows.append(mapping)
+        # a segment whose rows are the index's rows in order (one segment, nothing deleted): scores need no remapping
+        self._identity = [len(m) == len(self.row_segment) and bool(np.array_equal(m, np.arange(len(m))))
+                          for m in self.global_rows]
         self.tiers = np.zeros(len(order), dtype=np.int64)
         self.text_keys = np.zeros(len(order), dtype=np.uint64)
         for number, segment in enumerate(segments):
@@ -472,8 +476,11 @@ class SegmentedIndex:
 
     def bm25_scores(self, tokens: list[str]) -> np.ndarray:
         """BM25 of every live chunk (index order) for the query tokens, with one IDF over all segments."""
-        out = np.zeros(len(self.row_segment), dtype=np.float64)
         idf = {token: float(lucene_idf(self.n_docs, self.document_frequency(token))) for token in set(tokens)}
+        if len(self.segments) == 1 and self._identity[0]:  # the common case: no copy, no remapping of a million rows
+            scores = self.segments[0].bm25_scores(tokens, idf)
+            return scores if scores is not None else np.zeros(len(self.row_segment), dtype=np.float64)
+        out = np.zeros(len(self.row_segment), dtype=np.float64)
         for number, segment in enumerate(self.segments):
             scores = segment.bm25_scores(tokens, idf)
             if scores is not None:
