@@ -8,6 +8,7 @@ its paragraphs, each finding with both locations and a suggested action.
   parsed quantities (`quantities`), not phrase lists.
 - `outdated_value`: a value stated as current (currently, 现行) that a change stated elsewhere in the document replaced
   ("lowered ... to 5 µg/m³", 下调为每亩30元).
+- `number_restated`: one figure restated with its digits transposed (1,860 and 1,680 particles; 94.2% and 92.4%).
 - `percent_points`: a change between percentages stated in % in one place and in percentage points in another (or
   "% points" misused: "rose by 5%" of a rate that is itself a percentage is ambiguous, flagged once per document).
 - `number_format`: thousands written with and without separators (12,000 vs 12000), or decimal commas mixed with
@@ -25,8 +26,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-KINDS = ("abbreviation", "unit_format", "unit_mismatch", "outdated_value", "percent_points", "number_format",
-         "citation_format")
+KINDS = ("abbreviation", "unit_format", "unit_mismatch", "outdated_value", "number_restated", "percent_points",
+         "number_format", "citation_format")
 
 
 @dataclass(frozen=True)
@@ -337,6 +338,53 @@ def outdated_values(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
     return out
 
 
+_FIGURE = re.compile(r"(?<![\d.,])(\d{1,3}(?:[ ,\u2009]\d{3})+|\d{3,}|\d+\.\d+)(?![\d])")
+_YEAR = re.compile(r"^(1[89]|20)\d\d$")
+
+
+def _figures(pid: str, text: str) -> list[tuple[str, Location]]:
+    """(digits with the decimal point kept, where) of each figure of three or more digits; years left out."""
+    out = []
+    for m in _FIGURE.finditer(text):
+        digits = re.sub(r"[ ,\u2009]", "", m.group(1))
+        if sum(c.isdigit() for c in digits) >= 3 and not _YEAR.match(m.group(1)):  # 1,860 is a count, 1860 a year
+            out.append((digits, _loc(pid, m, 1)))
+    return out
+
+
+def transposed_figures(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
+    """One figure restated with its digits transposed (1,680 and 1,860; 92.4% and 94.2%; 9 462 and 9 642 residents),
+    the classic copying slip: two figures in different paragraphs with the same digits in another order and the
+    decimal point in the same place, about the same thing (the 15 characters around each share at least a fifth of
+    their content words; wider windows tied "同比增长18.5%" to "占比58.1%" on the bundled report). Once per pair.
+
+    >>> found = transposed_figures([("p1", "Polymer types were confirmed for 1,860 particles."),
+    ...                             ("p2", "Of the 1,680 particles characterised by FTIR, most were PE.")])
+    >>> [(f.kind, f.keyword, f.paragraph_id, f.other.paragraph_id) for f in found]
+    [('number_restated', '1,680', 'p2', 'p1')]
+    """
+    from factlab.matching.text import content_containment
+
+    texts = dict(paragraphs)
+    seen: list[tuple[str, Location]] = []
+    out = []
+    for pid, text in paragraphs:
+        for digits, where in _figures(pid, text):
+            for before, there in seen:
+                if (there.paragraph_id != pid and before != digits and sorted(before) == sorted(digits)
+                        and before.find(".") == digits.find(".")):
+                    around = text[max(0, where.start - 15):where.end + 15]
+                    other = texts[there.paragraph_id][max(0, there.start - 15):there.end + 15]
+                    if content_containment(around, other) >= 0.2:
+                        out.append(Finding("number_restated", pid, where.text, there, where,
+                                           f"{there.text!r} and {where.text!r}: the same digits in another order",
+                                           "Check the source for the right figure and state it the same way in "
+                                           "both places.", {"figures": [there.text, where.text]}))
+                        break
+            seen.append((digits, where))
+    return out
+
+
 def percent_points(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
     """A change of a RATE stated as "rose by N%" in a document that elsewhere gives rate changes in percentage
     points: the reader cannot tell whether that % is relative or absolute. (A change of a quantity that is not itself
@@ -405,7 +453,7 @@ def citation_formats(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
 
 
 CHECKS = {"abbreviation": abbreviations, "unit_format": unit_formats, "unit_mismatch": unit_mismatches,
-          "outdated_value": outdated_values,
+          "outdated_value": outdated_values, "number_restated": transposed_figures,
           "percent_points": percent_points,
           "number_format": number_formats, "citation_format": citation_formats}
 

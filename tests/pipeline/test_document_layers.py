@@ -33,6 +33,7 @@ from factlab.rules.routing import Routing
      "TFP"),  # the abbreviation-first order
     ([("p1", "2024年新方案将作业补贴下调为每亩30元。"), ("p2", "按照现行每亩40元的作业补贴标准测算，收益可覆盖成本。")],
      "outdated_value", "40元"),
+    ([("p1", "实验组降解率达94.2%。"), ("p2", "结果显示，实验组降解率为92.4%。")], "number_restated", "92.4"),
 ])
 def test_each_consistency_check_finds_its_case_with_both_locations(paragraphs, kind, keyword):
     found = [f for f in consistency_findings(paragraphs) if f.kind == kind]
@@ -50,6 +51,9 @@ def test_a_consistent_document_has_no_findings():
     unchanged = [("p1", "The agency raised the minimum to 3.0 mg/L in 2024."),
                  ("p2", "All wells currently exceed the 3.0 mg/L minimum; 12 yuan/t is charged for other tests.")]
     assert consistency_findings(unchanged, ["outdated_value"]) == []  # the current value is the new one
+    unrelated = [("p1", "小微贷款同比增长18.5%，余额1.3万亿元。"), ("p2", "著作权案件占比58.1%。"),
+                 ("p3", "The museum opened in 1860; it holds 1,680 coins.")]
+    assert consistency_findings(unrelated, ["number_restated"]) == []  # other things; a year is no figure
 
 
 class _NoLM:
