@@ -96,7 +96,7 @@ def main() -> None:
 
     import os
 
-    from factlab.data.loaders.causal_strength import STRENGTHS, _path, insciout_pairs, strength
+    from factlab.data.loaders.causal_strength import STRENGTHS, data_file, insciout_pairs, strength
     from factlab.judge.heads import HeadClassifier
     from factlab.rules.logic import LogicRules
     from factlab.runtime import prepare_offline_env
@@ -104,7 +104,7 @@ def main() -> None:
 
     prepare_offline_env()
     root = Path(args.data_root or os.environ.get("FACTLAB_DATA_ROOT", "../shared/data"))
-    train, test = (insciout_pairs(_path(root, key)) for key in ("insciout_train", "insciout_test"))
+    train, test = (insciout_pairs(data_file(root, key)) for key in ("insciout_train", "insciout_test"))
     head = HeadClassifier(resolve_model(args.model))
     rules = LogicRules()
     ordinal = np.arange(len(STRENGTHS), dtype=np.float64)

@@ -12,23 +12,21 @@ it is only classified and matched, never followed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from factlab.matching.segment import sentence_spans
 from factlab.matching.text import content_containment
 from factlab.rules.logic import LogicIssue, LogicRules
 from factlab.schema import detect_language
 
-_SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]*")
-
 
 def sentences(paragraph: str) -> list[str]:
-    """The paragraph's sentences, stripped, empty ones dropped.
+    """The paragraph's sentences (`factlab.matching.segment.sentence_spans`: decimals and abbreviations kept whole).
 
-    >>> sentences("Tea helps. 喝茶有益。 ")
-    ['Tea helps.', '喝茶有益。']
+    >>> sentences("Tea cut risk by 1.5 points. 喝茶有益。 ")
+    ['Tea cut risk by 1.5 points.', '喝茶有益。']
     """
-    return [s.strip() for s in _SENTENCE.findall(paragraph) if s.strip()]
+    return [paragraph[start:end] for start, end in sentence_spans(paragraph)]
 
 
 class StrengthOverclaim:
@@ -86,17 +84,21 @@ class StrengthOverclaim:
         if detect_language(paragraphs[index]) not in self.languages:
             return []
         first = 0 if self.window is None else max(0, index - self.window)
-        before = [(p, s) for p, text in enumerate(paragraphs[first:index], start=first) for s in sentences(text)]
-        own = sentences(paragraphs[index])
+        cues = self.rules.cue
+        # (paragraph, sentence, correlational-design cue, experimental cue) in document order, each cue read once
+        context = [(where, sentence, bool(cues("correlational", sentence)), bool(cues("experimental", sentence)))
+                   for where in range(first, index + 1) for sentence in sentences(paragraphs[where])]
+        own_start = sum(where < index for where, *_ in context)
+        experiment = any(exp for _, _, _, exp in context[:own_start])
         candidates = []
-        for position, sentence in enumerate(own):
-            context = before + [(index, s) for s in own[:position]]
-            if self.rules.cue("hedge", sentence) or any(self.rules.cue("experimental", s) for _, s in context):
-                continue
-            premise = next(((p, s) for p, s in context if self.rules.cue("correlational", s)
-                            and content_containment(sentence, s) >= self.min_overlap), None)
-            if premise is not None and not self.rules.cue("correlational", sentence):
-                candidates.append((sentence, premise))
+        for position in range(own_start, len(context)):
+            _, sentence, correlational, exp = context[position]
+            if not (experiment or correlational or cues("hedge", sentence)):
+                premise = next(((p, s) for p, s, cue, _ in context[:position]
+                                if cue and content_containment(sentence, s) >= self.min_overlap), None)
+                if premise is not None:
+                    candidates.append((sentence, premise))
+            experiment = experiment or exp  # an experiment stated here clears every later sentence
         for (sentence, (where, premise)), p in zip(candidates, self.direct_cause([c[0] for c in candidates]),
                                                    strict=True):
             if p >= self.min_prob:

