@@ -26,6 +26,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from factlab.matching.segment import sentence_spans
+from factlab.matching.text import content_containment
+
 KINDS = ("abbreviation", "unit_format", "unit_mismatch", "outdated_value", "number_restated", "percent_points",
          "number_format", "citation_format")
 
@@ -272,7 +275,6 @@ def unit_mismatches(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
     return out
 
 
-_SENTENCE_SPAN = re.compile(r"[^.!?。！？；;]+[.!?。！？；;]*")
 _CHANGE = re.compile(r"\b(?:lowered|raised|reduced|increased|cut|revised|tightened|relaxed|updated|changed|"
                      r"lowers|raises|reduces|increases)\b|下调|上调|调整为|调整|降至|降为|提高到|提高至|升至|收紧|放宽|改为",
                      re.I)
@@ -309,9 +311,7 @@ def outdated_values(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
     >>> [(f.kind, f.keyword, f.paragraph_id, f.other.paragraph_id) for f in found]
     [('outdated_value', '40 yuan/mu', 'p2', 'p1')]
     """
-    from factlab.matching.text import content_containment
-
-    sentences = [(pid, m.start(), m.group(0)) for pid, text in paragraphs for m in _SENTENCE_SPAN.finditer(text)]
+    sentences = [(pid, a, text[a:b]) for pid, text in paragraphs for a, b in sentence_spans(text)]
     changes = []
     for pid, start, sentence in sentences:
         if _CHANGE.search(sentence):
@@ -363,8 +363,6 @@ def transposed_figures(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
     >>> [(f.kind, f.keyword, f.paragraph_id, f.other.paragraph_id) for f in found]
     [('number_restated', '1,680', 'p2', 'p1')]
     """
-    from factlab.matching.text import content_containment
-
     texts = dict(paragraphs)
     seen: list[tuple[str, Location]] = []
     out = []
