@@ -31,3 +31,21 @@ def judged_label(student, judge, rules, claim: str, snippet: str, veto=None) -> 
         judgments, _ = veto.apply(claim, [evidence], judgments)
     decision = rules.decide("general", [JudgedEvidence(evidence, judgments[0])], claim=claim)
     return pred.judgments[0].relation, decision.label
+
+
+def public_attack_sets(**options):
+    """The public attack sets of conf/attacks/injection.yaml, or a pytest skip when the data folder lacks them (hydra
+    wraps the loader's AttackDataMissing in an InstantiationException; any other failure is raised)."""
+    import pytest
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    from factlab.config import compose_option
+    from factlab.data.attacks import AttackDataMissing
+
+    try:
+        return instantiate(compose_option("attacks", "injection"), _convert_="all", **options)
+    except (AttackDataMissing, InstantiationException) as exc:
+        if not isinstance(exc, AttackDataMissing) and not isinstance(exc.__cause__, AttackDataMissing):
+            raise
+        pytest.skip(f"public attack sets absent: {exc}")

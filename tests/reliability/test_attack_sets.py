@@ -5,8 +5,7 @@ notinject its benign prompts. Without the data the loader names the path and the
 from __future__ import annotations
 
 import pytest
-from hydra.errors import InstantiationException
-from hydra.utils import instantiate
+from reliability_support import public_attack_sets
 
 from factlab.config import compose_option
 from factlab.data.attacks import AttackDataMissing, load
@@ -21,14 +20,7 @@ def test_missing_data_names_the_path_and_the_fix(tmp_path):
 
 @pytest.mark.data
 def test_every_family_loads():
-    try:
-        sets = instantiate(compose_option("attacks", "injection"), max_rows=50, _convert_="all")
-    except AttackDataMissing as exc:
-        pytest.skip(f"public attack sets absent: {exc}")
-    except InstantiationException as exc:  # hydra wraps the loader's error; only a missing data folder is a skip
-        if "AttackDataMissing" not in str(exc):
-            raise
-        pytest.skip(f"public attack sets absent: {exc}")
+    sets = public_attack_sets(max_rows=50)
     assert set(sets.attacks) == {"bipia", "injecagent", "tensor_trust", "piarena", "xsafety"}
     for family, attacks in sets.attacks.items():
         assert 0 < len(attacks) <= 50 and all(a.family == family and a.text.strip() and a.category for a in attacks)

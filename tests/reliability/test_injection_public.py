@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import pytest
 from hydra.utils import instantiate
-from reliability_support import judged_label
+from reliability_support import judged_label, public_attack_sets
 
-from factlab.config import compose_option
-from factlab.data.attacks import MARKER_SUFFIX, AttackDataMissing, interleaved, payload, plant
+from factlab.data.attacks import MARKER_SUFFIX, interleaved, payload, plant
 from factlab.metrics import wilson_interval
 from factlab.untrusted import is_steering
 
@@ -37,10 +36,7 @@ HOSTS = {
 
 @pytest.fixture(scope="module")
 def attack_sets():
-    try:
-        return instantiate(compose_option("attacks", "injection"), _convert_="all")
-    except AttackDataMissing as exc:
-        pytest.skip(f"public attack sets absent: {exc}")
+    return public_attack_sets()
 
 
 def test_the_marker_suffix_is_not_what_the_regex_catches():
