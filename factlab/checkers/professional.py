@@ -66,13 +66,14 @@ class ProfessionalChecker(BuiltOfParts):
                  multi_round: Callable | None = None, multi_round_when: Sequence[str] = (),
                  progress: bool = True) -> None:
         stages = dict(stages)
+        adapters = {n: s.lora for n, s in stages.items() if getattr(s, "lora", None)}  # conf/stage/<n>.yaml `lora`
         for stage, programs in (routed or {}).items():
             if stage not in ROUTED_FIELDS:
                 raise ValueError(f"by_vertical.{stage}: only {', '.join(ROUTED_FIELDS)} can have a program per "
                                  "vertical")
             stages[stage] = ByVertical(stages[stage], dict(programs), stages[StageName.VERTICAL], ROUTED_FIELDS[stage])
-        self.parts = Parts(name, stages, retriever, verdict, layers or DocumentLayers(), StageMeter(student),
-                           progress)
+        self.parts = Parts(name, stages, retriever, verdict, layers or DocumentLayers(),
+                           StageMeter(student, adapters), progress)
         self.k, self.max_workers, self.context_chars = k, max_workers, context_chars
         self.paragraph_workers, self.min_grounding = int(paragraph_workers), float(min_grounding)
         if cache is None and claim_cache is not None:

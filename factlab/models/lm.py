@@ -8,8 +8,9 @@ Nothing here touches global state: a builder returns an `LMHandle`; callers scop
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import dspy
@@ -33,6 +34,7 @@ class LMHandle:
     adapter: dspy.Adapter
     info: dict = field(default_factory=dict)  # loggable description: never holds secrets
     breaker: LMBreaker | None = None  # shared by every fork: one dead server is detected once
+    respawn: Callable[..., LMHandle] | None = field(default=None, repr=False)  # local LMs: the builder, for with_lora
 
     @contextlib.contextmanager
     def context(self) -> Iterator[LMHandle]:
@@ -43,7 +45,19 @@ class LMHandle:
         """A copy with its own call history (same server, same disk cache): meters one stage or role."""
         lm = self.lm.copy()
         lm.history = []  # its own list: the optimizers' copies of the fork then share the fork's (MeteredLM.copy)
-        return LMHandle(name, lm, self.adapter, dict(self.info), self.breaker)
+        return LMHandle(name, lm, self.adapter, dict(self.info), self.breaker, self.respawn)
+
+    def with_lora(self, lora: str) -> LMHandle:
+        """The same local model served with the LoRA adapter `lora` (its own llama.cpp server: llama-cpp-python's
+        server applies one adapter set to every request), for a stage with its own adapter.
+
+        Raises:
+            ValueError: this LM is not a local GGUF model (a remote endpoint serves adapters under its own names).
+        """
+        if self.respawn is None:
+            raise ValueError(f"LM {self.name!r} ({self.info.get('backend', '?')}): a stage's `lora` needs the local "
+                             "student (conf/lm/local_*.yaml); for a remote endpoint name the adapter's model instead")
+        return self.respawn(lora=lora)
 
     def usage(self) -> dict[str, int]:
         """LM calls, cache hits and tokens so far, from this LM's history (DSPy keeps its last 10,000 calls).
@@ -121,6 +135,11 @@ def local_lm(name: str, alias: str, packages: list[str], filename: str, sha256: 
     factlab.models.lora). The served alias gains the adapter file's name (`<alias>+<adapter>-<sha12>`), so DSPy's
     cache and a reused server never mix the base model's answers with the adapter's."""
     prepare_offline_env()
+    respawn = functools.partial(local_lm, name, alias, packages, filename, sha256, adapter, n_ctx=n_ctx,
+                                n_threads=n_threads, port=None, temperature=temperature, max_tokens=max_tokens,
+                                cache=cache, timeout_s=timeout_s, num_retries=num_retries,
+                                start_timeout_s=start_timeout_s, reuse_running=reuse_running,
+                                extra_buffers=extra_buffers, prompt_cache_mb=prompt_cache_mb)
     path = assemble(list(packages), filename, sha256)
     lora_path = None
     if lora:
@@ -133,7 +152,8 @@ def local_lm(name: str, alias: str, packages: list[str], filename: str, sha256: 
                            lora_path=lora_path)
     lm = _lm(f"{LOCAL_ROUTE}/{alias}", server.api_base, "local", temperature, max_tokens, cache, timeout_s, num_retries)
     info = {"backend": "local", "model": alias, "file": str(path), "port": server.port}
-    return LMHandle(name, lm, adapter, info | ({"lora": str(lora_path)} if lora_path else {}), local_breaker(server))
+    return LMHandle(name, lm, adapter, info | ({"lora": str(lora_path)} if lora_path else {}), local_breaker(server),
+                    respawn)
 
 
 def local_breaker(server: LocalServer) -> LMBreaker:

@@ -166,6 +166,32 @@ def write_sha256(path: Path) -> None:
     path.with_suffix(path.suffix + ".sha256").write_text(sha256_file(path))
 
 
+def lora_source(spec: str | Path) -> Path:
+    """The file that holds the adapter `spec` names: a shipped or PEFT folder's adapter_model.safetensors, or the
+    .gguf itself (what decides the adapter's answers: its sha256 keys the export cache and a stage's identity).
+
+    Raises:
+        FileNotFoundError: no such shipped adapter, folder or file (the message says which was looked for).
+    """
+    text = str(spec)
+    if text.startswith(SHIPPED_PREFIX):
+        folder = SHIPPED_DIR / text.removeprefix(SHIPPED_PREFIX)
+        if not (folder / "adapter_model.safetensors").exists():
+            known = sorted(p.name for p in SHIPPED_DIR.iterdir() if (p / "adapter_model.safetensors").exists())
+            raise FileNotFoundError(f"lora {text!r}: no shipped adapter {folder}/adapter_model.safetensors; shipped "
+                                    f"LoRA adapters: {', '.join(known) or 'none'}")
+        return folder / "adapter_model.safetensors"
+    path = Path(text).expanduser()
+    if path.suffix == ".gguf":
+        if not path.exists():
+            raise FileNotFoundError(f"lora {text!r}: no such GGUF adapter file")
+        return path
+    if not (path / "adapter_model.safetensors").exists():
+        raise FileNotFoundError(f"lora {text!r}: expected `factlab:<shipped name>`, a .gguf adapter, or a PEFT "
+                                f"adapter folder holding adapter_model.safetensors")
+    return path / "adapter_model.safetensors"
+
+
 def lora_gguf(spec: str | Path, base_gguf: str | Path, cache_dir: str | Path | None = None) -> Path:
     """The GGUF adapter file for `spec`, written from its PEFT form once (cached by the adapter's sha256).
 
@@ -181,22 +207,10 @@ def lora_gguf(spec: str | Path, base_gguf: str | Path, cache_dir: str | Path | N
     """
     from filelock import FileLock
 
-    text = str(spec)
-    if text.startswith(SHIPPED_PREFIX):
-        folder = SHIPPED_DIR / text.removeprefix(SHIPPED_PREFIX)
-        if not (folder / "adapter_model.safetensors").exists():
-            known = sorted(p.name for p in SHIPPED_DIR.iterdir() if (p / "adapter_model.safetensors").exists())
-            raise FileNotFoundError(f"lora {text!r}: no shipped adapter {folder}/adapter_model.safetensors; shipped "
-                                    f"LoRA adapters: {', '.join(known) or 'none'}")
-    else:
-        folder = Path(text).expanduser()
-        if folder.suffix == ".gguf":
-            if not folder.exists():
-                raise FileNotFoundError(f"lora {text!r}: no such GGUF adapter file")
-            return folder
-        if not (folder / "adapter_model.safetensors").exists():
-            raise FileNotFoundError(f"lora {text!r}: expected `factlab:<shipped name>`, a .gguf adapter, or a PEFT "
-                                    f"adapter folder holding adapter_model.safetensors")
+    source = lora_source(spec)
+    if source.suffix == ".gguf":
+        return source
+    folder = source.parent
     digest = sha256_file(folder / "adapter_model.safetensors")[:12]
     if cache_dir is None:
         from factlab.models.assemble import default_cache_dir

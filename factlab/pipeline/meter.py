@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from factlab.models.errors import note_failure
@@ -14,10 +14,21 @@ from factlab.programs import LAYER_STAGES
 
 
 class StageMeter:
-    """Per-stage LM handles (own call history each) and wall-clock latency, for cost accounting."""
+    """Per-stage LM handles (own call history each) and wall-clock latency, for cost accounting.
 
-    def __init__(self, student: LMHandle | None) -> None:
+    `adapters` maps a stage to its own LoRA adapter (conf/stage/<name>.yaml `lora`): that stage runs on the student
+    served with it, one llama.cpp server per distinct adapter, shared by the stages that name the same one.
+    """
+
+    def __init__(self, student: LMHandle | None, adapters: Mapping[str, str] | None = None) -> None:
         self.handles = {s: student.fork(s) for s in (*PIPELINE_STAGES, *LAYER_STAGES)} if student else {}
+        served: dict[str, LMHandle] = {}
+        for stage, lora in (adapters or {}).items():
+            if not lora or student is None:
+                continue
+            if lora not in served:
+                served[lora] = student.with_lora(lora)
+            self.handles[stage] = served[lora].fork(stage)
         self.seconds: dict[str, float] = defaultdict(float)
         self.items: dict[str, int] = defaultdict(int)
 

@@ -55,6 +55,10 @@ def stage_identity(stage_cfg: DictConfig, compiled: str | None = None, store: st
         identity["compiled_sha256"] = file_digest(resolve_compiled(compiled, stage_cfg.name, store))
     if stage_cfg.backend == "classifier" and stage_cfg.model:
         identity["model_sha256"] = folder_digest(resolve_model(stage_cfg.model, store))
+    if stage_cfg.backend == "program" and stage_cfg.get("lora"):
+        from factlab.models.lora import lora_source
+
+        identity["lora_sha256"] = file_digest(lora_source(stage_cfg.lora))
     return identity
 
 
@@ -119,10 +123,13 @@ class Stage:
         backend: program | classifier | rules.
         module: the built module (the DSPy program, the classifier's module, the rule module).
         identity: what decides its answers (`stage_identity`).
+        lora: a program backend's own LoRA adapter (`factlab:<name>`, a PEFT folder or a .gguf): the checker runs the
+            stage on the student served with it (factlab.pipeline.meter.StageMeter); None = the student as it is.
     """
 
-    def __init__(self, name: str, backend: str, module, identity: dict) -> None:
+    def __init__(self, name: str, backend: str, module, identity: dict, lora: str | None = None) -> None:
         self.name, self.backend, self.module, self.identity = name, backend, module, identity
+        self.lora = lora
 
     def __call__(self, **inputs):
         return self.module(**inputs)
@@ -136,13 +143,17 @@ def build_stage(**node) -> Stage:
     `backend`, with the compiled program `compiled` names loaded into a program backend.
 
     Keys of the node: name, backend, model, compiled (a compiled-program reference, or null), store (the MLflow store
-    references are looked up in; null = the store rule), and one node per backend (program, classifier, rules).
+    references are looked up in; null = the store rule), lora (a program backend's LoRA adapter on the student, or
+    null; part of the identity, so cached answers of the base and the adapter never mix), and one node per backend
+    (program, classifier, rules).
     """
     stage_cfg = OmegaConf.create({k: v for k, v in node.items() if k not in ("compiled", "store")})
     compiled, store = node.get("compiled"), node.get("store")
-    compiled = compiled if stage_cfg.backend == "program" else None
+    program = stage_cfg.backend == "program"
+    compiled = compiled if program else None
+    lora = str(node["lora"]) if program and node.get("lora") else None
     return Stage(str(stage_cfg.name), str(stage_cfg.backend), build_program(stage_cfg, compiled, store),
-                 stage_identity(stage_cfg, compiled, store))
+                 stage_identity(stage_cfg, compiled, store), lora)
 
 
 def per_vertical(stages, refs, store: str | None = None) -> dict[str, dict[str, Stage]]:

@@ -164,6 +164,7 @@ def test_the_lm_config_serves_a_lora_under_its_own_alias(tmp_path, random_adapte
     assert lora_gguf(folder, base) == exported  # written once, then found by the adapter's sha256
     assert adapted.info["model"] == f"{cfg.alias}+{exported.stem}" and adapted.info["lora"] == str(exported)
     assert adapted.info["port"] != plain.info["port"]  # another adapter is another server, never a reused one
+    assert plain.with_lora(str(folder)).info["model"] == adapted.info["model"]  # a stage's `lora` (StageMeter)
     messages = [{"role": "user", "content": "Name three colours."}]
     assert adapted.lm(messages=messages)[0] != plain.lm(messages=messages)[0]
 
