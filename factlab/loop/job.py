@@ -1,8 +1,14 @@
-"""The workbench loop (loop.py): evaluate the checker -> attribute every wrong label -> optimize the most-blamed stage
--> evaluate again with the compiled program -> optimize the next most-blamed stage -> ..., for `rounds` rounds.
+"""The workbench loop (loop.py): evaluate the checker -> attribute every wrong label -> optimize (or train) the
+most-blamed stage -> evaluate again with the compiled program (or the trained adapter) -> the next most-blamed stage
+-> ..., for `rounds` rounds.
 
-Every step is the real job: evaluate.py's and optimize.py's `run(cfg)` on a config composed from conf/evaluate.yaml or
-conf/optimize.yaml with the loop's overrides, in this process, one at a time. Each finished step is written to
+Every step is the real job: evaluate.py's, optimize.py's and train.py's `run(cfg)` on a config composed from
+conf/evaluate.yaml, conf/optimize.yaml or conf/train.yaml with the loop's overrides, in this process, one at a time.
+A stage whose `action` is `train` (conf/loop.yaml `action`) is trained instead of compiled: the round's evaluation is
+reflowed first (its attributed bad cases become that stage's training rows; a row from a held-out case is refused by
+the reflow itself, so an evaluation of the test split reflows nothing and the count says so), then the stage's recipe
+trains on the loop's dataset plus those rows, and the next evaluation runs the stage on the trained LoRA adapter
+(`stage.<name>.lora`). Each finished step is written to
 `<loop dir>/state.json` at once (atomically), so rerunning the same command resumes after the last finished step; an
 interrupted optimize step resumes from its own run dir, and the LM calls already made come from DSPy's disk cache.
 The loop ends with the rounds' table (label accuracy with its interval, the paired gain of every round over the one
@@ -94,14 +100,65 @@ def optimize_job(overrides: list[str], loop: DictConfig) -> dict[str, Any]:
             "metrics": {k: float(v) for k, v in summary.items() if "/" in k and isinstance(v, int | float)}}
 
 
-def evaluate_overrides(cfg: DictConfig, folder: Path, round_: int, programs: Mapping[str, str]) -> list[str]:
-    """evaluate.py's overrides for round `round_` with the compiled `programs` so far."""
+def train_job(overrides: list[str], loop: DictConfig) -> dict[str, Any]:
+    """One train.py run; what the loop keeps of it (the adapter it served from, its own test scores)."""
+    from factlab.train.job import run
+
+    result = run(_composed("train", overrides, loop))
+    if not result.get("adapter"):
+        raise ValueError(f"loop: train.py {' '.join(overrides)} wrote no LoRA adapter (a stage's `lora` serves only "
+                         "an adapter: keep recipe.peft.enabled=true)")
+    return {"run_id": result["run_id"], "adapter": result["adapter"], "recipe": result.get("recipe"),
+            "metrics": {k: float(v) for k, v in result.items() if "/" in k and isinstance(v, int | float)}}
+
+
+def reflow_job(evaluation: Mapping[str, Any], loop: DictConfig, out_dir: Path) -> dict[str, Any]:
+    """The round's evaluation reflowed into `out_dir/<stage>/<run id>.jsonl` (factlab.evals.reflow)."""
+    from factlab.config import CONF_DIR
+    from factlab.evals.reflow import reflow_run
+
+    cfg = _composed("evaluate", [f"dataset={loop.data}", f"reflow.run={evaluation['run_id']}",
+                                 f"reflow.out_dir={out_dir.resolve()}"], loop)
+    return reflow_run(cfg, CONF_DIR.parent / "prepared")
+
+
+def action_of(cfg: DictConfig, stage: str) -> str:
+    """`optimize` or `train` for `stage` (conf/loop.yaml `action`: per stage, else `default`).
+
+    >>> from omegaconf import OmegaConf
+    >>> cfg = OmegaConf.create({"action": {"default": "optimize", "extract_claims": "train"}})
+    >>> action_of(cfg, "extract_claims"), action_of(cfg, "judge")
+    ('train', 'optimize')
+    """
+    actions = cfg.get("action") or {}
+    action = str(actions[stage] if stage in actions else actions.get("default", "optimize"))
+    if action not in ("optimize", "train"):
+        raise ValueError(f"loop action.{stage}={action!r}: expected optimize or train")
+    return action
+
+
+def train_overrides(cfg: DictConfig, stage: str, reflowed: str | None) -> list[str]:
+    """train.py's overrides for `stage`: the loop's dataset (plus the reflowed rows when there are any), the train
+    overrides and the stage's recipe (`train.by_stage`). `common` is not passed: it names the checker's parts
+    (e.g. its student), which a recipe sets for itself (`recipe.base_lm`)."""
+    by_stage = cfg.train.by_stage
+    if stage not in by_stage:
+        raise ValueError(f"loop action.{stage}=train: conf/loop.yaml train.by_stage has no recipe for {stage} "
+                         f"(it has {', '.join(by_stage)})")
+    extra = [f"+dataset.extra={reflowed}"] if reflowed else []
+    return [f"dataset={cfg.data}", *extra, f"seed={cfg.seed}", *cfg.train.overrides, *by_stage[stage]]
+
+
+def evaluate_overrides(cfg: DictConfig, folder: Path, round_: int, programs: Mapping[str, str],
+                       adapters: Mapping[str, str] | None = None) -> list[str]:
+    """evaluate.py's overrides for round `round_` with the compiled `programs` and trained `adapters` so far."""
     ev = cfg.evaluate
     out = [f"dataset={cfg.data}", f"split={ev.split}", f"seed={cfg.seed}", f"progress={cfg.progress}",
            f"output_dir={(folder / f'round{round_}-evaluate').resolve()}", f"run_name={cfg.name}-round{round_}"]
     if ev.sample_cases is not None:
         out.append(f"sample_cases={int(ev.sample_cases)}")
     out += [f"programs.{stage}={path}" for stage, path in programs.items()]
+    out += [f"stage.{stage}.lora={path}" for stage, path in (adapters or {}).items()]
     return out + list(cfg.common) + list(ev.overrides)
 
 
@@ -167,13 +224,15 @@ class LoopState:
         write_json(self.path, self.data, indent=2)
 
 
-def run(cfg: DictConfig, evaluate: Job | None = None, optimize: Job | None = None) -> dict[str, Any]:
+def run(cfg: DictConfig, evaluate: Job | None = None, optimize: Job | None = None, train: Job | None = None,
+        reflow: Callable[[Mapping[str, Any], DictConfig, Path], dict[str, Any]] | None = None) -> dict[str, Any]:
     """Run (or resume) the loop; returns the loop dir, the steps, the rounds' rows and the loop's MLflow run id.
 
     Args:
         cfg: conf/loop.yaml.
-        evaluate, optimize: the jobs (default: evaluate.py's and optimize.py's, composed in this process); tests pass
-            their own with the same signature (overrides, loop config) -> the kept result.
+        evaluate, optimize, train: the jobs (default: evaluate.py's, optimize.py's and train.py's, composed in this
+            process); tests pass their own with the same signature (overrides, loop config) -> the kept result.
+        reflow: (evaluation step, loop config, out dir) -> reflow counts and files (default: `reflow_job`).
     """
     from factlab.runtime import prepare_offline_env
 
@@ -181,32 +240,35 @@ def run(cfg: DictConfig, evaluate: Job | None = None, optimize: Job | None = Non
     if cfg.blame.method not in ("counterfactual", "first_failure"):
         raise ValueError(f"blame.method={cfg.blame.method!r}: expected counterfactual or first_failure")
     evaluate, optimize = evaluate or evaluate_job, optimize or optimize_job
+    train, reflow = train or train_job, reflow or reflow_job
     folder, print_ = loop_dir(cfg)
     state = LoopState(folder, print_, bool(cfg.resume))
     logger.info("loop %s: %s (%d steps done)", cfg.name, folder, len(state.steps))
     programs: dict[str, str] = {}
+    adapters: dict[str, str] = {}
     min_gain = cfg.optimize.get("adopt_min_val_gain")
     for round_ in range(int(cfg.rounds) + 1):
         step = state.find("evaluate", round_)
         previous = state.find("evaluate", round_ - 1)
-        if step is None and previous is not None and previous.get("programs") == programs:
+        if (step is None and previous is not None and previous.get("programs") == programs
+                and previous.get("adapters", {}) == adapters):
             # The optimize step before this round changed nothing the checker runs: this evaluation would be the last
             # one again (same programs, same cases, same cache), so it is reused rather than rerun (an hour or more).
             logger.info("loop round %d: the programs are round %d's; its evaluation is reused", round_, round_ - 1)
             step = state.add({**previous, "round": round_, "seconds": 0.0,
                               "reused_from": previous.get("reused_from", previous["round"])})
         if step is None:
-            overrides = evaluate_overrides(cfg, folder, round_, programs)
+            overrides = evaluate_overrides(cfg, folder, round_, programs, adapters)
             logger.info("loop round %d: evaluate %s", round_, " ".join(overrides))
             started = time.perf_counter()
             result = evaluate(overrides, cfg)
             step = state.add({"kind": "evaluate", "round": round_, "split": str(cfg.evaluate.split),
-                              "programs": dict(programs), "overrides": overrides,
+                              "programs": dict(programs), "adapters": dict(adapters), "overrides": overrides,
                               "seconds": time.perf_counter() - started, **result})
         if round_ == int(cfg.rounds):
             break
-        done = [s["stage"] for s in state.steps if s["kind"] == "optimize"] if cfg.blame.once else []
-        chosen = state.find("optimize", round_ + 1)
+        done = [s["stage"] for s in state.steps if s["kind"] in ("optimize", "train")] if cfg.blame.once else []
+        chosen = state.find("optimize", round_ + 1) or state.find("train", round_ + 1)
         if chosen is None:
             stage, counts = pick_stage(step["metrics"], cfg.blame.method, list(cfg.blame.stages), done)
             if stage is None:
@@ -215,13 +277,27 @@ def run(cfg: DictConfig, evaluate: Job | None = None, optimize: Job | None = Non
                 state.save()
                 logger.warning("loop: %s", state.data["stopped"])
                 break
-            overrides = optimize_overrides(cfg, stage)
-            logger.info("loop round %d: optimize %s (blamed %s), %s", round_ + 1, stage, counts, " ".join(overrides))
             started = time.perf_counter()
-            result = optimize(overrides, cfg)
-            chosen = state.add({"kind": "optimize", "round": round_ + 1, "stage": stage, "blame_counts": counts,
-                                "overrides": overrides, "seconds": time.perf_counter() - started, **result})
-        if adopted(chosen, min_gain):
+            if action_of(cfg, stage) == "train":
+                reflowed = reflow(step, cfg, folder / "reflow")
+                rows = sum(int(c.get("exported", 0)) for c in reflowed.get("counts", {}).values())
+                overrides = train_overrides(cfg, stage, str((folder / "reflow").resolve()) if rows else None)
+                logger.info("loop round %d: train %s (blamed %s; %d reflowed rows), %s", round_ + 1, stage, counts,
+                            rows, " ".join(overrides))
+                result = train(overrides, cfg)
+                chosen = state.add({"kind": "train", "round": round_ + 1, "stage": stage, "blame_counts": counts,
+                                    "reflow": reflowed, "overrides": overrides,
+                                    "seconds": time.perf_counter() - started, **result})
+            else:
+                overrides = optimize_overrides(cfg, stage)
+                logger.info("loop round %d: optimize %s (blamed %s), %s", round_ + 1, stage, counts,
+                            " ".join(overrides))
+                result = optimize(overrides, cfg)
+                chosen = state.add({"kind": "optimize", "round": round_ + 1, "stage": stage, "blame_counts": counts,
+                                    "overrides": overrides, "seconds": time.perf_counter() - started, **result})
+        if chosen["kind"] == "train":  # the next evaluation measures the adapter (its paired gain is the test)
+            adapters[chosen["stage"]] = chosen["adapter"]
+        elif adopted(chosen, min_gain):
             programs[chosen["stage"]] = chosen["program_path"]
         else:
             m = chosen.get("metrics") or {}
@@ -249,7 +325,8 @@ def _report(cfg: DictConfig, folder: Path, state: LoopState) -> dict[str, Any]:
     tracker = instantiate(cfg.tracking)
     tags = {"kind": "loop", "dataset": str(cfg.data), "loop_dir": str(folder),
             "evaluations": ",".join(s["run_id"] or "" for s in state.steps if s["kind"] == "evaluate"),
-            "optimized": ",".join(s["stage"] for s in state.steps if s["kind"] == "optimize")}
+            "optimized": ",".join(s["stage"] for s in state.steps if s["kind"] == "optimize"),
+            "trained": ",".join(s["stage"] for s in state.steps if s["kind"] == "train")}
     with tracked_run(cfg, f"loop/{cfg.name}", run_name=cfg.name, tags=tags, run_id=state.data["mlflow_run_id"],
                      tracker=tracker) as track:
         state.data["mlflow_run_id"] = track.run_id

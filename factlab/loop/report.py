@@ -53,13 +53,14 @@ def rounds_rows(steps: Sequence[Mapping], method: str, samples: int, seed: int, 
     """One row per evaluation: round, compiled stages, the stage optimized just before it (optimizer, its own test
     gain), claims, label accuracy and interval, paired gains, wrong labels and their blame by `method`."""
     evaluations = [s for s in steps if s["kind"] == "evaluate"]
-    optimized = {s["round"]: s for s in steps if s["kind"] == "optimize"}
+    optimized = {s["round"]: s for s in steps if s["kind"] in ("optimize", "train")}
     correct = [correct_by_case(s["output_dir"]) if s.get("output_dir") else None for s in evaluations]
     rows = []
     for index, step in enumerate(evaluations):
         split, metrics = step.get("split", "test"), step["metrics"]
         row: dict = {"round": step["round"], "run_id": step.get("run_id"),
-                     "compiled": ", ".join(sorted(step.get("programs") or {})) or "none",
+                     "compiled": ", ".join([*sorted(step.get("programs") or {}),
+                                            *(f"{s} (adapter)" for s in sorted(step.get("adapters") or {}))]) or "none",
                      "claims": metrics.get(f"{split}/items"), "cases": metrics.get(f"{split}/cases"),
                      "label_accuracy": metrics.get(f"{split}/label/accuracy"),
                      "label_accuracy_ci": _pair(metrics, f"{split}/label/accuracy"),
@@ -70,7 +71,13 @@ def rounds_rows(steps: Sequence[Mapping], method: str, samples: int, seed: int, 
                      "blame": {s: int(metrics.get(f"attr/{method}/{s}/count", 0.0)) for s in SHOWN},
                      "reused_from": step.get("reused_from")}
         opt = optimized.get(step["round"])
-        if opt is not None:
+        if opt is not None and opt["kind"] == "train":  # the recipe's own test scores: base vs adapter, paired
+            m = opt.get("metrics", {})
+            row["optimized"] = f"{opt['stage']} (trained: {opt.get('recipe', '?')})"
+            row["stage_test_before"], row["stage_test_after"] = m.get("base/test/score"), m.get("test/score")
+            low, high = m.get("test/paired_gain_low"), m.get("test/paired_gain_high")
+            row["stage_test_gain_ci"] = (low, high) if low is not None and high is not None else None
+        elif opt is not None:
             m = opt.get("metrics", {})
             kept = (step.get("programs") or {}).get(opt["stage"]) == opt.get("program_path")
             row["optimized"] = f"{opt['stage']} ({opt.get('optimizer', '?')})" + ("" if kept else ", not adopted")
@@ -97,8 +104,9 @@ def rounds_markdown(rows: Sequence[Mapping], method: str) -> str:
     table = []
     for row in rows:
         stage = None
-        if row.get("optimized"):
-            stage = (f"{row['stage_test_before']:.3f} -> {row['stage_test_after']:.3f}"
+        if row.get("optimized") and row.get("stage_test_after") is not None:
+            before = "-" if row.get("stage_test_before") is None else f"{row['stage_test_before']:.3f}"
+            stage = (f"{before} -> {row['stage_test_after']:.3f}"
                      + (f", gain [{row['stage_test_gain_ci'][0]:+.3f}, {row['stage_test_gain_ci'][1]:+.3f}]"
                         if row.get("stage_test_gain_ci") else ""))
         claims = None if row["claims"] is None else f"{int(row['claims'])} ({int(row['cases'] or 0)})"

@@ -11,7 +11,7 @@ import mlflow
 import pytest
 
 from factlab.config import compose_config
-from factlab.loop.job import evaluate_overrides, optimize_overrides, run
+from factlab.loop.job import evaluate_overrides, optimize_overrides, run, train_overrides
 
 CASES = [f"case-{i}" for i in range(10)]
 
@@ -32,8 +32,9 @@ class ScriptedJobs:
                                ("extract_claims", "judge"): {"extract_claims": 4, "judge": 2, "vertical": 4}}
 
     def evaluate(self, overrides: list[str], loop) -> dict:
-        compiled = tuple(sorted(o.split("=", 1)[0].removeprefix("programs.") for o in overrides
-                                if o.startswith("programs.")))
+        compiled = tuple(sorted([o.split("=", 1)[0].removeprefix("programs.") for o in overrides
+                                 if o.startswith("programs.")]
+                                + [o.split(".")[1] for o in overrides if o.startswith("stage.") and ".lora=" in o]))
         self.calls.append(("evaluate", compiled, overrides))
         if self.fail_at == ("evaluate", len(compiled)):
             raise KeyboardInterrupt("interrupted")
@@ -58,6 +59,21 @@ class ScriptedJobs:
                 "examples": {"train": 3}, "metrics": {"test/score_before": 0.25, "test/score_after": 0.4,
                                                       "test/delta_ci_low": 0.1, "test/delta_ci_high": 0.2,
                                                       **self._val(stage)}}
+
+    def train(self, overrides: list[str], loop) -> dict:
+        recipe = _value(overrides, "recipe")
+        self.calls.append(("train", recipe, overrides))
+        adapter = self.tmp / f"{recipe}-adapter"
+        adapter.mkdir(exist_ok=True)
+        return {"run_id": f"train-{recipe}", "adapter": str(adapter), "recipe": recipe,
+                "metrics": {"base/test/score": 0.6, "test/score": 0.7, "test/paired_gain_low": 0.05,
+                            "test/paired_gain_high": 0.15}}
+
+    def reflow(self, evaluation, loop, out_dir: Path) -> dict:
+        self.calls.append(("reflow", evaluation["run_id"], []))
+        return {"run_id": evaluation["run_id"], "counts": {"extract_claims": {"exported": self.reflowed}}, "files": {}}
+
+    reflowed = 0
 
     def _val(self, stage: str) -> dict[str, float]:
         before, after = self.val.get(stage, (0.3, 0.45))
@@ -175,3 +191,56 @@ def test_the_real_jobs_compose_from_the_loops_overrides(tmp_path):
     assert optimize.stage.program.max_snippets == 2 and optimize.budget.max_metric_calls == 300
     assert optimize.student.name == "local_qwen15" and optimize.sweep_id == "loop-claims_bench"
     assert compose_config("optimize", optimize_overrides(cfg, "vertical")).optimizer.name == "bootstrap"
+
+
+def test_a_stage_whose_action_is_train_is_trained_on_its_reflowed_rows_and_evaluated_on_its_adapter(tmp_path):
+    jobs = ScriptedJobs(tmp_path, blame={(): {"extract_claims": 16, "judge": 5, "none": 9},
+                                         ("extract_claims",): {"judge": 12, "none": 5},
+                                         ("extract_claims", "judge"): {"vertical": 4}})
+    jobs.reflowed = 3
+    result = run(_cfg(tmp_path, "action.extract_claims=train", "train.overrides=['recipe.max_train_seconds=60']"),
+                 evaluate=jobs.evaluate, optimize=jobs.optimize, train=jobs.train, reflow=jobs.reflow)
+    kinds = [(c[0], c[1]) for c in jobs.calls]
+    assert kinds == [("evaluate", ()), ("reflow", "eval0"), ("train", "sft_extract_claims"),
+                     ("evaluate", ("extract_claims",)), ("optimize", "judge"),
+                     ("evaluate", ("extract_claims", "judge"))]
+    train = jobs.calls[2][2]
+    folder = Path(result["loop_dir"])
+    assert f"+dataset.extra={(folder / 'reflow').resolve()}" in train and "dataset=claims_bench" in train
+    assert "recipe.max_train_seconds=60" in train and "teacher=gold" in train
+    assert f"stage.extract_claims.lora={tmp_path / 'sft_extract_claims-adapter'}" in jobs.calls[3][2]
+    assert f"stage.extract_claims.lora={tmp_path / 'sft_extract_claims-adapter'}" in jobs.calls[5][2]
+    rows = result["rows"]
+    assert rows[1]["compiled"] == "extract_claims (adapter)"
+    assert rows[1]["optimized"] == "extract_claims (trained: sft_extract_claims)"
+    assert "0.600 -> 0.700, gain [+0.050, +0.150]" in result["table"]
+    client = mlflow.MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    tags = client.get_run(result["mlflow_run_id"]).data.tags
+    assert tags["trained"] == "extract_claims" and tags["optimized"] == "judge"
+
+    again = ScriptedJobs(tmp_path)
+    run(_cfg(tmp_path, "action.extract_claims=train", "train.overrides=['recipe.max_train_seconds=60']"),
+        evaluate=again.evaluate, optimize=again.optimize, train=again.train, reflow=again.reflow)
+    assert again.calls == []  # resumed: the train step is found, not run again
+
+
+def test_no_reflowed_rows_train_on_the_dataset_alone_and_an_unknown_action_or_recipe_is_named(tmp_path):
+    jobs = ScriptedJobs(tmp_path, blame={(): {"extract_claims": 16}, ("extract_claims",): {"none": 1}})
+    run(_cfg(tmp_path, "action.extract_claims=train", "rounds=1"), evaluate=jobs.evaluate, optimize=jobs.optimize,
+        train=jobs.train, reflow=jobs.reflow)
+    assert not any(o.startswith("+dataset.extra=") for o in jobs.calls[2][2])
+    with pytest.raises(ValueError, match="expected optimize or train"):
+        run(_cfg(tmp_path, "action.judge=distil", "rounds=1", "name=other"),
+            evaluate=ScriptedJobs(tmp_path, blame={(): {"judge": 3}}).evaluate)
+    with pytest.raises(ValueError, match="train.by_stage has no recipe for judge"):
+        train_overrides(_cfg(tmp_path), "judge", None)
+
+
+def test_the_real_train_job_composes_from_the_loops_overrides(tmp_path):
+    cfg = _cfg(tmp_path, "common=['lm@student=local_qwen15']", "train.overrides=['recipe.max_train_seconds=60']")
+    train = compose_config("train", train_overrides(cfg, "extract_claims", str(tmp_path / "reflow")))
+    assert train.recipe.name == "sft_extract_claims" and train.dataset.name == "claims_bench"
+    assert train.dataset.extra == str(tmp_path / "reflow") and train.recipe.max_train_seconds == 60
+    assert train.teacher._target_.endswith("GoldTeacher")
+    evaluate = compose_config("evaluate", evaluate_overrides(cfg, tmp_path, 1, {}, {"extract_claims": "/a/adapter"}))
+    assert evaluate.stage.extract_claims.lora == "/a/adapter"

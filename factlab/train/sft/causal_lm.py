@@ -283,7 +283,7 @@ def _export(settings: CausalLMSettings, model_dir: Path, job: TrainJob) -> dict:
         path = lora_gguf(adapter.resolve(), template)
         overrides = f"student.lora={adapter.resolve()}"
         (job.work_dir / "serve_overrides.txt").write_text(overrides + "\n")
-        return {"lora_gguf": str(path), "serve_overrides": overrides,
+        return {"lora_gguf": str(path), "adapter": str(adapter.resolve()), "serve_overrides": overrides,
                 "model/adapter_size_mb": path.stat().st_size / 2**20}
     name = f"{job.registered_name}-{job.work_dir.name}"
     path = default_cache_dir() / f"{name}.gguf"
