@@ -171,7 +171,9 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     tags = {"stage": stage, "optimizer": optimizer_name, "student": cfg.student.name,
             "reflector": cfg.reflector.name, "dataset": dataset.name, "run_dir": str(run_dir),
             "config_hash": run_dir.name.rsplit("-", 1)[-1], **metric_tags, **({"sweep_id": sweep} if sweep else {}),
-            **({"vertical": cfg.vertical} if cfg.vertical else {})}
+            **({"vertical": cfg.vertical} if cfg.vertical else {}),
+            **({"backend": cfg.stage.backend} if cfg.stage.backend != "program" else {}),
+            **({"lora": Path(str(cfg.stage.lora)).name} if cfg.stage.get("lora") else {})}
     previous_run = _existing_run(tracker.tracking_uri, recorded_mlflow_run(run_dir, tracker.tracking_uri))
     run_name = cfg.run_name or f"{stage}-{optimizer_name}-{tags['config_hash']}"
     logger.info("%s %s: run dir %s (%s)", stage, optimizer_name, run_dir, "resuming" if resumed else "new")
@@ -225,6 +227,8 @@ def _compile(cfg: DictConfig, track, splits: dict, scorer, run_dir: Path, print_
     autologging = _autolog(cfg, track)
     try:
         student = instantiate(cfg.student)
+        if cfg.stage.backend == "program" and cfg.stage.get("lora"):  # its own adapter, as the checker serves it
+            student = student.with_lora(str(cfg.stage.lora))
         optimizer = instantiate(cfg.optimizer)
         reflector = instantiate(cfg.reflector) if optimizer.uses_reflector else None
         program = build_program(cfg.stage)

@@ -212,15 +212,27 @@ def sweep_rows(runs: Sequence[SweepRun]) -> list[list[object]]:
 
 
 def labels(runs: Sequence[SweepRun]) -> list[str]:
-    """Each run's name in the tables: its optimizer, and its student when the sweep's runs have more than one.
+    """Each run's name in the tables: its optimizer, and its student, stage backend and stage adapter when the sweep's
+    runs have more than one of them.
 
     >>> runs = [SweepRun("1", "none", "FINISHED", {}, {"student": "local_qwen05"}),
     ...         SweepRun("2", "none", "FINISHED", {}, {"student": "local_qwen15"})]
     >>> labels(runs), labels(runs[:1])
     (['none (local_qwen05)', 'none (local_qwen15)'], ['none'])
+    >>> labels([SweepRun("1", "none", "FINISHED", {}, {}), SweepRun("2", "none", "FINISHED", {}, {"lora": "a"}),
+    ...         SweepRun("3", "none", "FINISHED", {}, {"backend": "rules"})])
+    ['none', 'none (lora a)', 'none (rules)']
     """
-    several = len({run.tags.get("student") for run in runs}) > 1
-    return [f"{run.optimizer} ({run.tags.get('student', '?')})" if several else run.optimizer for run in runs]
+    def varies(tag: str) -> bool:
+        return len({run.tags.get(tag) for run in runs}) > 1
+
+    out = []
+    for run in runs:
+        parts = [run.tags.get("student", "?")] if varies("student") else []
+        parts += [run.tags["backend"]] if varies("backend") and run.tags.get("backend") else []
+        parts += [f"lora {run.tags['lora']}"] if varies("lora") and run.tags.get("lora") else []
+        out.append(f"{run.optimizer} ({', '.join(parts)})" if parts else run.optimizer)
+    return out
 
 
 def head_to_head(runs: Sequence[SweepRun], split: str = "test") -> list[list[object]]:

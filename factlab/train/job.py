@@ -8,14 +8,18 @@ its checkpoints and resumes, and a changed config never resumes someone else's r
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
 from factlab.tracking.trackers import NullTracker
+
+logger = logging.getLogger(__name__)
 
 
 class RecipeConfigError(ValueError):
@@ -163,10 +167,32 @@ def run(cfg: DictConfig) -> dict:
     job, job_params = prepare_job(cfg, tracker)
     tags = {"recipe": cfg.recipe.name, "stage": cfg.recipe.stage.name, "dataset": cfg.dataset.name,
             "teacher": job.teacher.name}
-    with tracked_run(cfg, f"train/{cfg.recipe.name}", run_name=f"{cfg.dataset.name}-{job.teacher.name}", tags=tags,
-                     params=job_params, tracker=tracker):
+    with work_lock(job.work_dir), tracked_run(cfg, f"train/{cfg.recipe.name}",
+                                               run_name=f"{cfg.dataset.name}-{job.teacher.name}", tags=tags,
+                                               params=job_params, tracker=tracker):
         start = time.perf_counter()
         result = run_recipe(cfg.recipe, job)
         tracker.log_metrics({"job/wall_s": time.perf_counter() - start})
         result["run_id"] = tracker.run_id
     return result
+
+
+@contextlib.contextmanager
+def work_lock(work_dir: Path):
+    """Hold `<work_dir>.lock` while a run trains in `work_dir`: the same command started twice (a second shell, the
+    loop's train step while a long run of the same config is still going) waits for the first instead of writing
+    checkpoints into the same folder; then it resumes from them, or finds the fit finished."""
+    from filelock import FileLock, Timeout
+
+    work_dir.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(work_dir) + ".lock")
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        logger.warning("another train.py is running in %s: waiting for it to finish, then resuming from its "
+                       "checkpoints", work_dir)
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()

@@ -102,3 +102,24 @@ def test_export_refuses_architectures_whose_tensors_are_permuted(tiny_qwen, tmp_
     writer.close()
     with pytest.raises(GGUFExportError, match="'llama' is not supported"):
         export_gguf(tiny_qwen, template, tmp_path / "x.gguf", "x")
+
+
+def test_a_second_run_in_the_same_work_folder_waits_for_the_first(tmp_path):
+    import threading
+    import time
+
+    from factlab.train.job import work_lock
+
+    order = []
+
+    def second():
+        with work_lock(tmp_path / "work"):
+            order.append("second")
+
+    with work_lock(tmp_path / "work"):
+        thread = threading.Thread(target=second)
+        thread.start()
+        time.sleep(0.5)
+        order.append("first done")
+    thread.join(5)
+    assert order == ["first done", "second"]
