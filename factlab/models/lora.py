@@ -172,6 +172,7 @@ def lora_source(spec: str | Path) -> Path:
 
     Raises:
         FileNotFoundError: no such shipped adapter, folder or file (the message says which was looked for).
+        GGUFExportError: a shipped adapter whose weights do not match the sha256 in its adapter.json.
     """
     text = str(spec)
     if text.startswith(SHIPPED_PREFIX):
@@ -180,7 +181,15 @@ def lora_source(spec: str | Path) -> Path:
             known = sorted(p.name for p in SHIPPED_DIR.iterdir() if (p / "adapter_model.safetensors").exists())
             raise FileNotFoundError(f"lora {text!r}: no shipped adapter {folder}/adapter_model.safetensors; shipped "
                                     f"LoRA adapters: {', '.join(known) or 'none'}")
-        return folder / "adapter_model.safetensors"
+        weights = folder / "adapter_model.safetensors"
+        meta = json.loads((folder / "adapter.json").read_text()) if (folder / "adapter.json").exists() else {}
+        if not meta.get("adapter_sha256"):
+            raise GGUFExportError(f"lora {text!r}: {folder}/adapter.json holds no adapter_sha256 (written by "
+                                  "scripts/ship_adapter.py)")
+        if sha256_file(weights) != meta["adapter_sha256"]:
+            raise GGUFExportError(f"lora {text!r}: {weights} does not match the sha256 in adapter.json (a changed "
+                                  "or damaged file; restore it from git)")
+        return weights
     path = Path(text).expanduser()
     if path.suffix == ".gguf":
         if not path.exists():
@@ -190,6 +199,16 @@ def lora_source(spec: str | Path) -> Path:
         raise FileNotFoundError(f"lora {text!r}: expected `factlab:<shipped name>`, a .gguf adapter, or a PEFT "
                                 f"adapter folder holding adapter_model.safetensors")
     return path / "adapter_model.safetensors"
+
+
+def shipped_base(spec: str | Path) -> str | None:
+    """The base GGUF file name a shipped adapter was trained on (its adapter.json `base_gguf`); None for an adapter
+    that is not shipped (a PEFT folder or a .gguf given by path: whoever names it vouches for its base)."""
+    text = str(spec)
+    meta = SHIPPED_DIR / text.removeprefix(SHIPPED_PREFIX) / "adapter.json"
+    if not text.startswith(SHIPPED_PREFIX) or not meta.exists():
+        return None
+    return json.loads(meta.read_text()).get("base_gguf")
 
 
 def lora_gguf(spec: str | Path, base_gguf: str | Path, cache_dir: str | Path | None = None) -> Path:

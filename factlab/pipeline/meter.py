@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from factlab.models.errors import note_failure
@@ -12,19 +14,30 @@ from factlab.models.lm import LMHandle
 from factlab.pipeline.trace import PIPELINE_STAGES
 from factlab.programs import LAYER_STAGES
 
+logger = logging.getLogger(__name__)
+
 
 class StageMeter:
     """Per-stage LM handles (own call history each) and wall-clock latency, for cost accounting.
 
     `adapters` maps a stage to its own LoRA adapter (conf/stage/<name>.yaml `lora`): that stage runs on the student
-    served with it, one llama.cpp server per distinct adapter, shared by the stages that name the same one.
+    served with it, one llama.cpp server per distinct adapter, shared by the stages that name the same one. A shipped
+    adapter serves only the base model it was trained on (its adapter.json): with another student (the 1.5B, a remote
+    endpoint, a test's scripted LM) the stage runs on that student as it is, and the log says so once.
     """
 
     def __init__(self, student: LMHandle | None, adapters: Mapping[str, str] | None = None) -> None:
+        from factlab.models.lora import shipped_base
+
         self.handles = {s: student.fork(s) for s in (*PIPELINE_STAGES, *LAYER_STAGES)} if student else {}
         served: dict[str, LMHandle] = {}
         for stage, lora in (adapters or {}).items():
             if not lora or student is None:
+                continue
+            base = shipped_base(lora)
+            if base is not None and Path(str(student.info.get("file", ""))).name != base:
+                logger.warning("stage %s: its adapter %s was trained on %s; the student %s runs the stage as it is",
+                               stage, lora, base, student.info.get("model", student.name))
                 continue
             if lora not in served:
                 served[lora] = student.with_lora(lora)

@@ -74,3 +74,27 @@ def test_the_meter_serves_each_distinct_adapter_once():
 def test_a_remote_lm_refuses_a_stage_adapter():
     with pytest.raises(ValueError, match="needs the local student"):
         StageMeter(_handle("remote"), {"extract_claims": "factlab:anything"})
+
+
+def test_a_shipped_adapter_serves_only_its_own_base_model(tmp_path, monkeypatch, caplog):
+    import json
+
+    import factlab.models.lora as lora
+
+    folder = _adapter_folder(tmp_path / "shipped-x", 1.0)
+    (folder / "adapter.json").write_text(json.dumps({"base_gguf": "qwen-0.5b.gguf", "adapter_sha256": "0"}))
+    monkeypatch.setattr(lora, "SHIPPED_DIR", tmp_path)
+    spawned = []
+
+    def student(file: str) -> LMHandle:
+        handle = _handle("student", lambda lora: spawned.append(lora) or _handle("student+x"))
+        handle.info["file"] = file
+        return handle
+
+    meter = StageMeter(student("/cache/qwen-0.5b.gguf"), {"extract_claims": "factlab:shipped-x"})
+    assert spawned == ["factlab:shipped-x"] and meter.handles["extract_claims"].info["model"] == "student+x"
+    meter = StageMeter(student("/cache/qwen-1.5b.gguf"), {"extract_claims": "factlab:shipped-x"})
+    assert spawned == ["factlab:shipped-x"] and meter.handles["extract_claims"].info["model"] == "student"
+    assert "was trained on qwen-0.5b.gguf" in caplog.text
+    meter = StageMeter(_handle("remote"), {"extract_claims": "factlab:shipped-x"})  # a remote student: as it is
+    assert meter.handles["extract_claims"].info["model"] == "remote"
