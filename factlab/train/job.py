@@ -107,6 +107,8 @@ def config_digest(cfg: DictConfig, dataset_hash: str) -> str:
     keep = {key: resolved[key] for key in ("recipe", "teacher", "splits", "seed")}
     # what only decides when an invocation stops (a recipe's `undigested` keys) does not make a new work folder
     keep["recipe"] = {k: v for k, v in keep["recipe"].items() if k not in set(keep["recipe"].get("undigested") or [])}
+    if isinstance(keep["recipe"].get("stage"), dict):  # the adapter a stage is served with is not what trains it
+        keep["recipe"]["stage"] = {k: v for k, v in keep["recipe"]["stage"].items() if k != "lora"}
     keep["dataset"] = dataset_hash
     return hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode()).hexdigest()[:12]
 

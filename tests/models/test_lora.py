@@ -176,3 +176,38 @@ def test_an_unknown_lora_is_named(tmp_path):
         lora_gguf("factlab:nope", tmp_path / "base.gguf")
     with pytest.raises(FileNotFoundError, match="PEFT adapter folder"):
         lora_gguf(tmp_path, tmp_path / "base.gguf")
+
+
+SHIPPED_ADAPTERS = ["extract-claims-q05-v1"]
+
+
+def test_every_shipped_adapter_has_a_card_a_checksum_and_fits_the_budget():
+    from factlab.models.lora import SHIPPED_DIR, lora_source
+
+    total = 0
+    for name in SHIPPED_ADAPTERS:
+        folder = SHIPPED_DIR / name
+        card = (folder / "MODEL_CARD.md").read_text(encoding="utf-8")
+        assert "Command" in card and "python train.py" in card
+        assert lora_source(f"factlab:{name}") == folder / "adapter_model.safetensors"  # sha256 checked
+        total += sum(p.stat().st_size for p in folder.iterdir())
+    assert total < 10_000_000  # the stage adapters together stay within their ~10 MB of the shipped budget
+
+
+def test_a_changed_shipped_adapter_is_refused(tmp_path, monkeypatch):
+    import shutil
+
+    import factlab.models.lora as lora
+
+    copy = tmp_path / SHIPPED_ADAPTERS[0]
+    shutil.copytree(lora.SHIPPED_DIR / SHIPPED_ADAPTERS[0], copy)
+    monkeypatch.setattr(lora, "SHIPPED_DIR", tmp_path)
+    assert lora.lora_source(f"factlab:{copy.name}").exists()
+    with open(copy / "adapter_model.safetensors", "r+b") as handle:
+        handle.seek(-4, 2)
+        handle.write(b"\x00\x01\x02\x03")
+    with pytest.raises(GGUFExportError, match="does not match the sha256"):
+        lora.lora_source(f"factlab:{copy.name}")
+    (copy / "adapter.json").unlink()
+    with pytest.raises(GGUFExportError, match="no adapter_sha256"):
+        lora.lora_source(f"factlab:{copy.name}")

@@ -31,7 +31,8 @@ def _adapter_folder(path, weight: float):
 
 def test_a_program_stage_carries_its_adapter_and_its_identity_holds_the_content(tmp_path):
     folder = _adapter_folder(tmp_path / "a", 1.0)
-    plain, adapted = _stage("extract_claims"), _stage("extract_claims", lora=str(folder))
+    assert _stage("extract_claims").lora == "factlab:extract-claims-q05-v1"  # the shipped default
+    plain, adapted = _stage("extract_claims", lora=None), _stage("extract_claims", lora=str(folder))
     assert plain.lora is None and adapted.lora == str(folder)
     assert "lora_sha256" not in plain.identity and adapted.identity["lora_sha256"]
     _adapter_folder(tmp_path / "b", 2.0)
