@@ -123,3 +123,25 @@ def test_a_second_run_in_the_same_work_folder_waits_for_the_first(tmp_path):
         order.append("first done")
     thread.join(5)
     assert order == ["first done", "second"]
+
+
+def test_a_rerun_reads_back_the_test_answers_of_the_same_model(tmp_path):
+    import json
+    from types import SimpleNamespace
+
+    from factlab.train.sft.causal_lm import _STAMP, _cached_answers, _model_stamp
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "model.safetensors").write_bytes(b"weights")
+    rows = [SimpleNamespace(case_id="a"), SimpleNamespace(case_id="b")]
+    (tmp_path / "test_predictions.jsonl").write_text("".join(json.dumps({"case_id": c, "answer": f"[{c!r}]"}) + "\n"
+                                                             for c in "ab"))
+    (tmp_path / "metrics.json").write_text(json.dumps({"test/items_per_s": 0.5, "test/generated_tokens": 9}))
+    assert _cached_answers(tmp_path, model, rows, 256)[0] is None  # no stamp: never written by this code
+    (tmp_path / _STAMP).write_text(_model_stamp(model, 256))
+    assert _cached_answers(tmp_path, model, rows, 256) == (["['a']", "['b']"], 0.5, 9)
+    assert _cached_answers(tmp_path, model, rows, 128)[0] is None  # another answer length
+    assert _cached_answers(tmp_path, model, rows[::-1], 256)[0] is None  # other rows
+    (model / "model.safetensors").write_bytes(b"retrained weights")
+    assert _cached_answers(tmp_path, model, rows, 256)[0] is None  # another model

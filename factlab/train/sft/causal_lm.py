@@ -201,8 +201,10 @@ def _evaluate(task: SFTTask, prompter: Prompter, test: tuple[list[Row], list], j
     rows, targets = test
     metric = importlib.import_module(f"factlab.programs.{task.stage}").metric  # the stage's own definition of right
     meta = json.loads((model_dir / META_FILE).read_text())
-    answers, items_per_s, tokens = generate(model_dir, [prompter.messages(r.inputs) for r in rows],
-                                            settings.max_new_tokens, settings.bf16)
+    answers, items_per_s, tokens = _cached_answers(job.work_dir, model_dir, rows, settings.max_new_tokens)
+    if answers is None:  # a rerun of a finished fit reads them back instead of generating again (~10 min on CPU)
+        answers, items_per_s, tokens = generate(model_dir, [prompter.messages(r.inputs) for r in rows],
+                                                settings.max_new_tokens, settings.bf16)
     predictions, scores, parsed, same = [], [], 0, []
     for row, target, answer in zip(rows, targets, answers, strict=True):
         pred, error = prompter.parse(answer)
@@ -226,7 +228,30 @@ def _evaluate(task: SFTTask, prompter: Prompter, test: tuple[list[Row], list], j
     (job.work_dir / "test_predictions.jsonl").write_text(
         "".join(json.dumps(p, ensure_ascii=False, default=str) + "\n" for p in predictions))
     (job.work_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    (job.work_dir / _STAMP).write_text(_model_stamp(model_dir, settings.max_new_tokens))
     return metrics
+
+
+_STAMP = "test_predictions.model"  # which model (and answer length) wrote test_predictions.jsonl
+
+
+def _model_stamp(model_dir: Path, max_new_tokens: int) -> str:
+    weights = sorted(model_dir.glob("*.safetensors"))
+    return json.dumps({"weights": [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in weights],
+                       "max_new_tokens": max_new_tokens}, sort_keys=True)
+
+
+def _cached_answers(work_dir: Path, model_dir: Path, rows: Sequence[Row], max_new_tokens: int):
+    """The answers `_evaluate` wrote for these rows with this model, or (None, 0, 0): a different model file, answer
+    length or test rows (case ids in order) regenerate."""
+    path, stamp, metrics = work_dir / "test_predictions.jsonl", work_dir / _STAMP, work_dir / "metrics.json"
+    if not (path.exists() and stamp.exists()) or stamp.read_text() != _model_stamp(model_dir, max_new_tokens):
+        return None, 0.0, 0
+    cached = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if [c.get("case_id") for c in cached] != [r.case_id for r in rows]:
+        return None, 0.0, 0
+    old = json.loads(metrics.read_text()) if metrics.exists() else {}
+    return [c["answer"] for c in cached], old.get("test/items_per_s", 0.0), old.get("test/generated_tokens", 0)
 
 
 def _paired_with_base(task: SFTTask, prompter: Prompter, test: tuple[list[Row], list], job: TrainJob,
