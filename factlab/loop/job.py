@@ -158,8 +158,8 @@ def evaluate_overrides(cfg: DictConfig, folder: Path, round_: int, programs: Map
     if ev.sample_cases is not None:
         out.append(f"sample_cases={int(ev.sample_cases)}")
     out += [f"programs.{stage}={path}" for stage, path in programs.items()]
-    out += [f"stage.{stage}.lora={path}" for stage, path in (adapters or {}).items()]
-    return out + list(cfg.common) + list(ev.overrides)
+    trained = [f"stage.{stage}.lora={path}" for stage, path in (adapters or {}).items()]
+    return out + list(cfg.common) + list(ev.overrides) + trained  # a trained adapter wins over a common `lora`
 
 
 def adopted(step: Mapping[str, Any], min_val_gain: float | None) -> bool:

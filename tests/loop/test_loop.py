@@ -244,3 +244,7 @@ def test_the_real_train_job_composes_from_the_loops_overrides(tmp_path):
     assert train.teacher._target_.endswith("GoldTeacher")
     evaluate = compose_config("evaluate", evaluate_overrides(cfg, tmp_path, 1, {}, {"extract_claims": "/a/adapter"}))
     assert evaluate.stage.extract_claims.lora == "/a/adapter"
+    plain = _cfg(tmp_path, "common=['stage.extract_claims.lora=null']")
+    assert compose_config("evaluate", evaluate_overrides(plain, tmp_path, 0, {})).stage.extract_claims.lora is None
+    trained = compose_config("evaluate", evaluate_overrides(plain, tmp_path, 1, {}, {"extract_claims": "/a/b"}))
+    assert trained.stage.extract_claims.lora == "/a/b"
