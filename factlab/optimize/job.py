@@ -228,7 +228,9 @@ def _compile(cfg: DictConfig, track, splits: dict, scorer, run_dir: Path, print_
     try:
         student = instantiate(cfg.student)
         if cfg.stage.backend == "program" and cfg.stage.get("lora"):  # its own adapter, as the checker serves it
-            student = student.with_lora(str(cfg.stage.lora))
+            from factlab.pipeline.meter import stage_student
+
+            student = stage_student(student, str(cfg.stage.lora), str(cfg.stage.name))
         optimizer = instantiate(cfg.optimizer)
         reflector = instantiate(cfg.reflector) if optimizer.uses_reflector else None
         program = build_program(cfg.stage)

@@ -17,6 +17,25 @@ from factlab.programs import LAYER_STAGES
 logger = logging.getLogger(__name__)
 
 
+def stage_student(student: LMHandle, lora: str | None, stage: str) -> LMHandle:
+    """The LM a stage with adapter `lora` runs on: the student served with it, or the student as it is when `lora`
+    is a shipped adapter trained on another base model (the 1.5B, a remote endpoint, a test's scripted LM; logged).
+
+    Raises:
+        ValueError: an adapter given by path for a student that is not a local GGUF model (LMHandle.with_lora).
+    """
+    from factlab.models.lora import shipped_base
+
+    if not lora:
+        return student
+    base = shipped_base(lora)
+    if base is not None and Path(str(student.info.get("file", ""))).name != base:
+        logger.warning("stage %s: its adapter %s was trained on %s; the student %s runs the stage as it is",
+                       stage, lora, base, student.info.get("model", student.name))
+        return student
+    return student.with_lora(lora)
+
+
 class StageMeter:
     """Per-stage LM handles (own call history each) and wall-clock latency, for cost accounting.
 
@@ -27,20 +46,13 @@ class StageMeter:
     """
 
     def __init__(self, student: LMHandle | None, adapters: Mapping[str, str] | None = None) -> None:
-        from factlab.models.lora import shipped_base
-
         self.handles = {s: student.fork(s) for s in (*PIPELINE_STAGES, *LAYER_STAGES)} if student else {}
         served: dict[str, LMHandle] = {}
         for stage, lora in (adapters or {}).items():
             if not lora or student is None:
                 continue
-            base = shipped_base(lora)
-            if base is not None and Path(str(student.info.get("file", ""))).name != base:
-                logger.warning("stage %s: its adapter %s was trained on %s; the student %s runs the stage as it is",
-                               stage, lora, base, student.info.get("model", student.name))
-                continue
             if lora not in served:
-                served[lora] = student.with_lora(lora)
+                served[lora] = stage_student(student, lora, stage)
             self.handles[stage] = served[lora].fork(stage)
         self.seconds: dict[str, float] = defaultdict(float)
         self.items: dict[str, int] = defaultdict(int)
