@@ -61,7 +61,7 @@ def main() -> None:
     uri = tracking_uri(None)
     runs = [r for r in find_sweep(mlflow.MlflowClient(tracking_uri=uri), args.sweep) if r.finished]
     names = labels(runs)
-    table, results, keyed = [], {"sweep": args.sweep, "runs": {}}, {}
+    table, results, keyed, langs = [], {"sweep": args.sweep, "runs": {}}, {}, {}
     for name, run in zip(names, runs, strict=True):
         path = mlflow.artifacts.download_artifacts(run_id=run.run_id, artifact_path="predictions/test_compiled.jsonl",
                                                    tracking_uri=uri)
@@ -69,6 +69,7 @@ def main() -> None:
         point = summary(rows)
         results["runs"][name] = {"run_id": run.run_id, **point}
         keyed[name] = {f"{r['case_id']}|{r['inputs']}": float(r["score"]) for r in rows}
+        langs[name] = {f"{r['case_id']}|{r['inputs']}": r["lang"] for r in rows}
         ci = point["all"]["ci"]
         table.append(f"| {name} | {point['all']['f1']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] ({point['n']}) | "
                      f"{point['en']['f1']:.3f} ({point['en']['n']}) | {point['zh']['f1']:.3f} ({point['zh']['n']}) | "
@@ -83,7 +84,7 @@ def main() -> None:
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             for lang in ("all", "en", "zh"):
-                keys = [k for k in keyed[a] if k in keyed[b] and (lang == "all" or _lang(k, runs, names, a) == lang)]
+                keys = [k for k in keyed[a] if k in keyed[b] and (lang == "all" or langs[a].get(k) == lang)]
                 before, after = [keyed[b][k] for k in keys], [keyed[a][k] for k in keys]
                 gain = sum(after) / len(keys) - sum(before) / len(keys)
                 lo, hi = delta_interval(before, after)
@@ -92,12 +93,6 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     print(f"\nwritten: {OUT / 'results.json'}")
-
-
-def _lang(key: str, runs, names, name) -> str:
-    run = runs[names.index(name)]
-    pairs = dict(zip(run.keys[("compiled", "test")], run.langs[("compiled", "test")], strict=True))
-    return pairs.get(key, "")
 
 
 if __name__ == "__main__":

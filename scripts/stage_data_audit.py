@@ -51,11 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     train = split_examples(args.train, args.stage, ("train",))
     counts = Counter((source, ex.get("lang") or "?") for _, source, ex in train)
-    inputs = {name: _key(train[0][2][name]) for name in train[0][2].inputs().keys()} if train else {}
     print(f"{args.stage} rows in {args.train}'s train split: {len(train)}")
     for (source, lang), n in sorted(counts.items()):
         print(f"  {source:18s} {lang}: {n}")
-    print(f"  input fields: {', '.join(inputs)}")
+    print(f"  input fields: {', '.join(train[0][2].inputs().keys()) if train else '-'}")
 
     def keys(ex) -> set[str]:
         out = {f"in:{_key(ex[name])}" for name in ex.inputs().keys() if len(_key(ex[name])) > 20}

@@ -230,7 +230,7 @@ def lora_gguf(spec: str | Path, base_gguf: str | Path, cache_dir: str | Path | N
     if source.suffix == ".gguf":
         return source
     folder = source.parent
-    digest = sha256_file(folder / "adapter_model.safetensors")[:12]
+    digest = sha256_file(source)[:12]
     if cache_dir is None:
         from factlab.models.assemble import default_cache_dir
 
