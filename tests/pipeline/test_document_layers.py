@@ -56,6 +56,28 @@ def test_a_consistent_document_has_no_findings():
     assert consistency_findings(unrelated, ["number_restated"]) == []  # other things; a year is no figure
 
 
+def test_statistics_are_not_figures_restated():
+    stats = [("s1", "Risk rose (HR 1.31, 95% CI 1.13 to 1.52) in men."),
+             ("s2", "In women it was 2.08 (1.13 to 3.84); mean 32.7 +/- 4.1 mm against 23.7 +/- 3.9 mm.")]
+    assert consistency_findings(stats, ["number_restated"]) == []
+    slip = [("s1", "Polymer types were confirmed for 1,860 particles."), ("s2", "Of those 1,680 particles, most were PE.")]
+    assert [f.keyword for f in consistency_findings(slip, ["number_restated"])] == ["1,680"]
+
+
+def test_a_count_restated_with_another_value_is_an_optional_check():
+    paragraphs = [("p1", "The registry holds 18,426 participants enrolled in 2019."),
+                  ("p2", "Follow-up letters went to all 17,903 participants enrolled in 2019.")]
+    assert consistency_findings(paragraphs) == []  # not a default check (docs/layers.md)
+    found = consistency_findings(paragraphs, ["restated_value"])
+    assert [(f.kind, f.keyword, f.other.text) for f in found] == [("restated_value", "17,903", "18,426")]
+    zh = [("p1", "全年新增确诊病例3156例。"), ("p2", "报告期内新增确诊病例3716例。")]
+    assert [f.keyword for f in consistency_findings(zh, ["restated_value"])] == ["3716"]
+    apart = [("p1", "We enrolled 18,426 participants."), ("p2", "Of these, 16,842 participants finished."),
+             ("p3", "Plots got 190 kg N/ha, then 158 kg N/ha."), ("p4", "A farm used 220 kg N/ha."),
+             ("p5", "One study had 134 infants and another 136 infants.")]
+    assert consistency_findings(apart, ["restated_value"]) == []  # a subset; a unit of measure; one sentence compares
+
+
 class _NoLM:
     """A stage that must not be called (the routing table keeps facts off its paragraph)."""
 
