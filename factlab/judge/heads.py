@@ -37,16 +37,20 @@ def _encoder(base_model: str, int8: bool):
 
 
 def embed(texts: Sequence[str], base_model: str = "pkg://factlab.models.e5", max_length: int = 128,
-          batch_size: int = 32, int8: bool = False, prefix: str = PREFIX):
-    """L2-normalised mean-pooled e5 embeddings, one row per text (a float32 tensor), batched by length."""
+          batch_size: int = 32, int8: bool = False, prefix: str = PREFIX, progress: bool | None = None):
+    """L2-normalised mean-pooled e5 embeddings, one row per text (a float32 tensor), batched by length. A progress
+    bar on stderr when `progress` (None = only for more than 2,000 texts: a head's training set, not a document)."""
     import torch
+    from tqdm.auto import tqdm
 
     tokenizer, model = _encoder(base_model, int8)
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     out = torch.zeros((len(texts), model.config.hidden_size))
-    with torch.inference_mode():
+    show = len(texts) > 2000 if progress is None else progress
+    with torch.inference_mode(), tqdm(total=len(texts), desc="embedding", unit="text", disable=not show) as bar:
         for start in range(0, len(order), batch_size):
             rows = order[start:start + batch_size]
+            bar.update(len(rows))
             enc = tokenizer([prefix + texts[i] for i in rows], max_length=max_length, truncation=True, padding=True,
                             return_tensors="pt")
             hidden = model(**{k: v for k, v in enc.items() if k in ("input_ids", "attention_mask")}).last_hidden_state

@@ -19,6 +19,7 @@ from factlab.train.tasks import (
     judge_task,
     paragraph_type_task,
     query_rewrite_task,
+    scope_task,
     vertical_task,
 )
 
@@ -114,6 +115,12 @@ def head_paragraph_type(job: TrainJob, stage: DictConfig, name: str, headline: s
 def head_causal_strength(job: TrainJob, stage: DictConfig, name: str, headline: str, **settings) -> dict:
     """Sentence -> causal strength, a linear head on frozen e5 (shipped: factlab:causal-strength-e5s-v1)."""
     return _head(job, causal_strength_task(), name, headline, **settings)
+
+
+def head_scope(job: TrainJob, stage: DictConfig, name: str, headline: str, **settings) -> dict:
+    """Sentence -> scope (none / lab / restricted / general), a linear head on frozen e5 (shipped:
+    factlab:scope-e5s-v1)."""
+    return _head(job, scope_task(), name, headline, **settings)
 
 
 def search_r1(job: TrainJob, stage: DictConfig, name: str, headline: str, **settings) -> dict:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from factlab.data import views
 from factlab.data.loaders.causal_strength import STRENGTHS
+from factlab.data.loaders.scope import SCOPES
 from factlab.programs.checkworthy import CLASSIFIER_LABELS as CHECKWORTHY_LABELS
 from factlab.programs.paragraph_type import CLASSIFIER_LABELS as PARAGRAPH_TYPES
 from factlab.schema import RELATIONS, normalise_relation
@@ -159,6 +160,17 @@ def causal_strength_rows(cases: Iterable[dict]) -> list[Row]:
 def causal_strength_task() -> ClassifierTask:
     """Sentence -> causal strength: the logic layer's model, not a pipeline stage (no program, so no LM teacher)."""
     return ClassifierTask("causal_strength", STRENGTHS, causal_strength_rows, lambda pred: None)
+
+
+def scope_rows(cases: Iterable[dict]) -> list[Row]:
+    """Cases with a gold `scope` (`dataset=scope`), one sentence each."""
+    return [Row({"sentence": c["text"]}, c["text"], None, c["scope"], c["lang"], c["case_id"])
+            for c in cases if c.get("scope") in SCOPES]
+
+
+def scope_task() -> ClassifierTask:
+    """Sentence -> the population it is about (none / lab / restricted / general): the logic layer's scope model."""
+    return ClassifierTask("scope", SCOPES, scope_rows, lambda pred: None)
 
 
 def judge_task(kinds: Sequence[str]) -> ClassifierTask:

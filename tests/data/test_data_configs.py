@@ -23,7 +23,8 @@ OWN = {"bundled", "extra_zh", "vertical_claims"}  # our committed case files und
 # the layers' own gold (datasets/layers/; not claim cases): tested in tests/pipeline/test_logic_layer.py and
 # tests/pipeline/test_paragraph_type.py
 LAYER_GOLD = {"logic_gold", "paragraph_types"}
-LAYER_PUBLIC = {"causal_strength"}  # the layers' public sentence sets, not claims: tests/data/test_causal_strength.py
+# the layers' public sentence sets: tests/data/test_causal_strength.py, tests/data/test_scope.py
+LAYER_PUBLIC = {"causal_strength", "scope"}
 PUBLIC = [name for name in config_names("dataset") if name not in OWN | LAYER_GOLD | LAYER_PUBLIC and name not in MIXES]
 POINTER_ONLY = {"hover", "cfever"}  # evidence only as ids upstream: claims with gold, no evidence text
 LOADER_MODULES = sorted(p.stem for p in (CONF_DIR.parent / "factlab/data/loaders").glob("*.py")
