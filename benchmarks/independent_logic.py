@@ -1,8 +1,9 @@
-# python benchmarks/independent_logic.py [--model factlab:causal-strength-e5s-v1] [--min-prob 0.5]
+# python benchmarks/independent_logic.py [--model factlab:causal-strength-e5s-v1] [--scope factlab:scope-e5s-v1]
 """The logic layer on the independently written gold (datasets/layers/independent/: 62 documents, 32 en / 30 zh,
 written by a writer who saw only the finding types, never the code; 24 clean), three engines side by side in one
 run: the cue-word rules (factlab/rules/logic.py), the causal-strength model path (factlab/checkers/strength.py) and
-both (the layer with `strength` on: rules first, the model's causal_overclaim where the rules have none).
+both (the layer with `strength` on: rules first, the model's causal_overclaim where the rules have none); with
+`--scope`, also the scope model path (factlab/checkers/scope.py) alone and the whole layer (rules + both models).
 
 Per gold logic finding (causal_from_correlation, scope_widening, conclusion_overreach, dropped_qualifier): found when
 the engine flags the finding's paragraph (`found`), with the kind that answers it (`right kind`: causal_overclaim for
@@ -59,6 +60,11 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=1, help="paragraphs before that may hold the premise; -1 = all")
     parser.add_argument("--min-overlap", type=float, default=0.0, help="content-word share the premise must hold")
     parser.add_argument("--languages", nargs="+", default=["en"], help="paragraph languages the model path runs on")
+    parser.add_argument("--scope", default=None, help="the scope model (a head folder or factlab:<name>); none = off")
+    parser.add_argument("--scope-min-prob", type=float, default=0.5)
+    parser.add_argument("--scope-languages", nargs="+", default=["en"])
+    parser.add_argument("--scope-effect", default=None,
+                        help="the causal-strength model a scope conclusion must be read as an effect by; none = off")
     parser.add_argument("--bootstrap", type=int, default=1000)
     args = parser.parse_args()
 
@@ -71,8 +77,16 @@ def main() -> None:
     rules = LogicRules()
     model = StrengthOverclaim(args.model, rules, args.min_prob, None if args.window < 0 else args.window,
                               args.min_overlap, args.languages)
+    scope = None
+    if args.scope:
+        from factlab.checkers.scope import ScopeShift
+
+        scope = ScopeShift(args.scope, rules, args.scope_min_prob, languages=args.scope_languages,
+                           effect_model=args.scope_effect)
     engines: dict[str, dict[str, dict[int, list[str]]]] = {"rules": {}, "model": {}, "rules + model": {}}
-    seconds = {"rules": 0.0, "model": 0.0}
+    if scope is not None:
+        engines.update({"scope model": {}, "rules + models": {}})
+    seconds = {"rules": 0.0, "model": 0.0, "scope": 0.0}
     examples = []
     for doc in docs:
         paragraphs = doc["paragraphs"]
@@ -86,15 +100,22 @@ def main() -> None:
             by_model = model.check(paragraphs, index)
             seconds["model"] += time.perf_counter() - started
             both = by_rules + [i.kind for i in by_model if i.kind not in by_rules]
-            for name, kinds in (("rules", by_rules), ("model", [i.kind for i in by_model]), ("rules + model", both)):
-                if kinds:
+            started = time.perf_counter()
+            by_scope = scope.check(paragraphs, index) if scope is not None else []
+            seconds["scope"] += time.perf_counter() - started
+            every = both + [i.kind for i in by_scope if i.kind not in both]
+            for name, kinds in (("rules", by_rules), ("model", [i.kind for i in by_model]), ("rules + model", both),
+                                ("scope model", [i.kind for i in by_scope]), ("rules + models", every)):
+                if name in engines and kinds:
                     engines[name][doc["doc_id"]][index + 1] = kinds
             examples += [{"doc_id": doc["doc_id"], "paragraph": index + 1, "span": i.keyword, "premise": i.premise,
-                          "reason": i.reason} for i in by_model]
+                          "reason": i.reason} for i in by_model + by_scope]
     n_paragraphs = sum(len(d["paragraphs"]) for d in docs)
     results: dict = {"gold": str(GOLD.relative_to(ROOT)), "documents": len(docs), "paragraphs": n_paragraphs,
                      "model": args.model, "min_prob": args.min_prob, "window": args.window,
-                     "min_overlap": args.min_overlap, "languages": args.languages,
+                     "min_overlap": args.min_overlap, "languages": args.languages, "scope": args.scope,
+                     "scope_min_prob": args.scope_min_prob, "scope_languages": args.scope_languages,
+                     "scope_effect": args.scope_effect,
                      "ms_per_paragraph": {k: round(1000 * v / n_paragraphs, 2) for k, v in seconds.items()},
                      "engines": {}, "model_findings": examples}
     print(f"\nLogic layer on {GOLD.relative_to(ROOT)} ({len(docs)} documents, {n_paragraphs} paragraphs)\n")

@@ -1,7 +1,8 @@
 """The logic layer of a checker (conf/logic/*.yaml): a paragraph's reasoning against its own premises and those of
 the paragraphs before it, on the rule path (`factlab.rules.logic.LogicRules`, no LM) or on the LM stage `logic`
 (`factlab.programs.logic.LogicChecker`, given the paragraphs before it: `earlier_text`); with `strength` set, the
-causal-strength model adds a `causal_overclaim` where the engine found none (`factlab.checkers.strength`).
+causal-strength model adds a `causal_overclaim` where the engine found none (`factlab.checkers.strength`), and with
+`scope` set the scope model adds a `scope_shift` likewise (`factlab.checkers.scope`).
 
 >>> layer = LogicLayer(LogicRules())
 >>> [i.kind for i in layer.check(["A survey linked tea to calm.", "Tea therefore causes calm."], 1)]
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from factlab.checkers.scope import ScopeShift
 from factlab.checkers.strength import StrengthOverclaim
 from factlab.programs.logic import SOUND, earlier_text
 from factlab.rules.logic import LogicIssue, LogicRules
@@ -33,9 +35,10 @@ class LogicLayer:
     pipeline's per-stage meter, so its LM calls are counted)."""
 
     def __init__(self, rules: LogicRules, stage: Callable | None = None, context_chars: int = 600,
-                 strength: StrengthOverclaim | None = None) -> None:
+                 strength: StrengthOverclaim | None = None, scope: ScopeShift | None = None) -> None:
         self.rules, self.stage, self.context_chars = rules, stage, int(context_chars)
         self.strength = strength  # the causal-strength model path (factlab/checkers/strength.py); None = off
+        self.scope = scope  # the scope model path (factlab/checkers/scope.py); None = off
 
     @property
     def engine(self) -> str:
@@ -53,4 +56,6 @@ class LogicLayer:
             issues = issues_of(pred, text)
         if self.strength is not None and not any(i.kind == "causal_overclaim" for i in issues):
             issues += self.strength.check(paragraphs, index)  # the model's reading where the engine found none
+        if self.scope is not None and not any(i.kind in ("scope_shift", "carried_over") for i in issues):
+            issues += self.scope.check(paragraphs, index)
         return issues

@@ -13,7 +13,8 @@ from factlab.runtime import ModelSourceError
 from factlab.stages.classifiers import load_stage_classifier
 from factlab.tracking.refs import ModelRefError, resolve_model, shipped_names
 
-SHIPPED = ["checkworthy-e5s-v1", "vertical-e5s-v1", "paragraph-type-e5s-v1", "judge-e5s-v1", "causal-strength-e5s-v1"]
+SHIPPED = ["checkworthy-e5s-v1", "vertical-e5s-v1", "paragraph-type-e5s-v1", "judge-e5s-v1", "causal-strength-e5s-v1",
+           "scope-e5s-v1"]
 
 
 def test_every_shipped_model_has_a_card_its_weights_and_a_checksum():
@@ -85,3 +86,13 @@ def test_shipped_causal_strength_head_reads_cause_and_association():
     labels = [label for label, _ in head.predict(["Daily aspirin prevents heart attacks in older adults.",
                                                   "Coffee intake was associated with lower mortality."])]
     assert labels == ["direct_causal", "correlational"]
+
+
+@pytest.mark.slow
+def test_shipped_scope_head_reads_animals_and_people():
+    from factlab.judge.heads import HeadClassifier
+
+    head = HeadClassifier(resolve_model("factlab:scope-e5s-v1"))
+    labels = [label for label, _ in head.predict(["Treated mice gained less weight than controls.",
+                                                  "The extract helps humans lose weight."])]
+    assert labels == ["lab", "general"]

@@ -256,3 +256,71 @@ def test_logic_rules_strength_config_builds_the_model_path():
     assert layer.engine == "rules" and layer.strength.min_prob == 0.5 and layer.strength.languages == ("en",)
     assert instantiate(compose_config("verify", ["input=x", "sources=y"]).layers).logic.strength is not None
     assert layer.strength._model == "factlab:causal-strength-e5s-v1"  # loaded on first use, not at build
+    assert layer.scope is None  # the scope model is opt-in
+    both = instantiate(compose_config("verify", ["input=x", "sources=y", "logic=rules_models"]).layers).logic
+    assert both.strength is not None and both.scope._model == "factlab:scope-e5s-v1" and both.scope.window == 1
+
+
+class _Scope:
+    """A stand-in scope head: `lab` for sentences naming mice, `restricted` for nurses, `general` for people."""
+
+    labels = ("none", "lab", "restricted", "general")
+
+    def __init__(self):
+        self.seen = []
+
+    def predict_proba(self, texts):
+        self.seen += texts
+        rows = []
+        for t in texts:
+            hot = 1 if "mice" in t else 2 if "nurses" in t else 3 if "people" in t or "人" in t else 0
+            rows.append([0.9 if i == hot else 0.1 / 3 for i in range(4)])
+        return rows
+
+
+def test_the_scope_path_flags_a_wider_conclusion_and_names_its_premise():
+    from factlab.checkers.scope import ScopeShift
+
+    layer = ScopeShift(_Scope())
+    doc = ["Methods. Forty mice were fed the extract for six weeks.",
+           "Results. Treated mice gained less weight. The extract helps people lose weight."]
+    found = layer.check(doc, 1)
+    assert [(i.kind, i.keyword, i.premise_paragraph) for i in found] == [
+        ("scope_shift", "The extract helps people lose weight.", None)]
+    assert "mice" in found[0].premise and "general" in found[0].reason and "lab" in found[0].reason
+    assert layer.check(["Forty mice were fed the extract.", "The extract may help people lose weight."], 1) == []
+    assert layer.check(["Nurses slept less.", "Treated mice gained less weight."], 1) == []  # narrower: no finding
+    trial = ["Forty mice were fed the extract.",
+             "A randomised trial in 300 people then tested it. The extract helps people lose weight."]
+    assert layer.check(trial, 1) == []  # a study at the conclusion's scope was stated in between
+    assert layer.check(["Forty mice were fed the extract.", "x", "The extract helps people lose weight."], 2) == []
+    assert layer.check(["在小鼠中有效。", "这种提取物能帮助人减肥。"], 1) == []  # English only by default
+    assert ScopeShift(_Scope(), window=0).check(doc[:1] + ["The extract helps people lose weight."], 1) == []
+    for bad in ({"min_prob": 2}, {"window": -1}, {"min_overlap": -0.1}):
+        with pytest.raises(ValueError, match="conf/logic: scope"):
+            ScopeShift(_Scope(), **bad)
+
+
+def test_the_scope_path_can_ask_that_the_conclusion_asserts_an_effect():
+    from factlab.checkers.scope import ScopeShift
+
+    doc = ["Forty mice were fed the extract.", "In total, 386 people were screened. The extract helps people slim."]
+    assert [i.keyword for i in ScopeShift(_Scope()).check(doc, 1)] == ["In total, 386 people were screened."]
+    effect = _Strength(verbs=("helps",))  # reads "helps" as a direct cause, the screening count as none
+    found = ScopeShift(_Scope(), effect_model=effect).check(doc, 1)
+    assert [i.keyword for i in found] == ["The extract helps people slim."]
+    assert ScopeShift(_Scope(), effect_model=_Strength(verbs=())).check(doc, 1) == []
+
+
+def test_the_scope_path_only_adds_where_the_engine_found_no_scope_shift():
+    from factlab.checkers.logic import LogicLayer
+    from factlab.checkers.scope import ScopeShift
+
+    model = _Scope()
+    layer = LogicLayer(LogicRules(), scope=ScopeShift(model))
+    doc = ["Forty mice were fed the extract; treated mice gained less weight.", "The extract helps people lose weight."]
+    assert [i.kind for i in layer.check(doc, 1)] == ["scope_shift"] and model.seen  # the model's finding
+    ruled = ["In mice, the extract cut weight gain.", "The extract can therefore treat obesity in humans."]
+    assert [i.kind for i in LogicLayer(LogicRules()).check(ruled, 1)] == ["carried_over"]  # the rules find it alone
+    model.seen.clear()
+    assert [i.kind for i in layer.check(ruled, 1)] == ["carried_over"] and model.seen == []  # once; no model asked
