@@ -60,7 +60,8 @@ def test_statistics_are_not_figures_restated():
     stats = [("s1", "Risk rose (HR 1.31, 95% CI 1.13 to 1.52) in men."),
              ("s2", "In women it was 2.08 (1.13 to 3.84); mean 32.7 +/- 4.1 mm against 23.7 +/- 3.9 mm.")]
     assert consistency_findings(stats, ["number_restated"]) == []
-    slip = [("s1", "Polymer types were confirmed for 1,860 particles."), ("s2", "Of those 1,680 particles, most were PE.")]
+    slip = [("s1", "Polymer types were confirmed for 1,860 particles."),
+            ("s2", "Of those 1,680 particles, most were PE.")]
     assert [f.keyword for f in consistency_findings(slip, ["number_restated"])] == ["1,680"]
 
 
