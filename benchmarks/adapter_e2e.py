@@ -8,6 +8,15 @@ calls). The runs themselves (docs/train.md, "End to end"):
         stage.vertical.backend=classifier dataset=bundled tracking=off 'attribution.counterfactual.stages=[]' \\
         output_dir=<dir> [stage.extract_claims.lora=null]
 
+The long report (no gold: claims, labels, risks, LM calls, time), the 0.5B extracting and nothing else on an LM,
+one paragraph at a time (so the CPU's load does not turn into read timeouts):
+
+    python verify.py input=datasets/bundled/examples/report_zh_long.md sources=datasets/bundled/corpus \
+        checker=professional stage.judge.backend=classifier stage.checkworthy.backend=classifier \
+        stage.vertical.backend=classifier stage.review_claims.backend=rules stage.query_rewrite.backend=rules \
+        checker.paragraph_workers=1 max_workers=1 student.timeout_s=600 output_dir=<dir> \
+        [stage.extract_claims.lora=null]
+
 Writes outputs/benchmarks/adapter_e2e/results.json.
 """
 
@@ -15,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections import Counter
 from pathlib import Path
 
 OUT = Path("outputs/benchmarks/adapter_e2e")
@@ -45,16 +53,14 @@ def evaluation(folder: Path) -> dict:
 
 
 def report(folder: Path) -> dict:
-    """Claims, labels and risks of one verify.py output folder (result.json / cards.json)."""
-    result = json.loads((folder / "result.json").read_text()) if (folder / "result.json").exists() else {}
-    cards = json.loads((folder / "cards.json").read_text())
-    claims = [c for p in cards.get("paragraphs", []) for c in p.get("claims", [])]
-    costs = result.get("costs", {})
-    return {"paragraphs": len(cards.get("paragraphs", [])), "claims": len(claims),
-            "labels": dict(Counter(c.get("label") for c in claims)),
-            "risks": dict(Counter(p.get("risk") for p in cards.get("paragraphs", []))),
-            "wall_s": result.get("wall_s") or result.get("seconds"),
-            "lm_calls": int(sum(c.get("calls", 0) for c in costs.values())) if costs else None}
+    """Claims, labels, risks, wall time and LM calls of one verify.py output folder (its run.json)."""
+    run = json.loads((folder / "run.json").read_text())
+    summary, costs = run["summary"], run.get("costs", {})
+    return {"paragraphs": summary["paragraphs"], "claims": summary["claims"], "errors": summary.get("errors", 0),
+            "labels": summary["labels"], "paragraph_risk": summary.get("paragraph_risk", {}),
+            "findings": summary.get("findings", {}), "wall_s": round(run["seconds"], 1),
+            "lm_calls": int(sum(c.get("calls", 0) for c in costs.values())),
+            "extract_seconds": round(costs.get("extract_claims", {}).get("seconds", 0.0), 1)}
 
 
 def main() -> None:
@@ -87,11 +93,11 @@ def main() -> None:
     if args.long_base and args.long_adapter:
         long = {"without adapter": report(args.long_base), "with adapter": report(args.long_adapter)}
         results["long_report"] = long
-        print("\n| long report | paragraphs | claims | labels | paragraph risks | LM calls | wall |")
+        print("\n| long report | claims (errors) | labels | paragraph risk | LM calls | extraction s | wall s |")
         print("|---|---|---|---|---|---|---|")
         for name, r in long.items():
-            print(f"| {name} | {r['paragraphs']} | {r['claims']} | {r['labels']} | {r['risks']} | {r['lm_calls']} "
-                  f"| {r['wall_s']} |")
+            print(f"| {name} | {r['claims']} ({r['errors']}) | {r['labels']} | {r['paragraph_risk']} | {r['lm_calls']} "
+                  f"| {r['extract_seconds']} | {r['wall_s']} |")
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     print(f"written: {OUT / 'results.json'}")
