@@ -42,7 +42,7 @@ def test_lm_configs_never_hold_a_key():
 CHECKERS_DIR = PROGRAMS_DIR.parent / "checkers"
 # factlab/checkers/ beside the checkers: the interface, the one build call, the job, and the parts every checker is
 # made of (the shared flow, the label policy, the document layers and the logic layer)
-CHECKER_PARTS = {"__init__", "base", "build", "job", "flow", "verdict", "layers", "logic", "strength", "veto"}
+CHECKER_PARTS = {"__init__", "base", "build", "job", "flow", "verdict", "layers", "logic", "strength", "scope", "veto"}
 
 
 def _targets(node, at: str = "") -> list[tuple[str, str]]:
