@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from factlab.checkers.strength import sentences
+from factlab.checkers.strength import head_from, sentences
 from factlab.matching.text import content_containment
 from factlab.rules.logic import LogicIssue, LogicRules
 from factlab.schema import detect_language
@@ -55,11 +55,7 @@ class ScopeShift:
 
     @property
     def effect_model(self):
-        if isinstance(self._effect_model, str):
-            from factlab.judge.heads import HeadClassifier
-            from factlab.tracking.refs import resolve_model
-
-            self._effect_model = HeadClassifier(resolve_model(self._effect_model))
+        self._effect_model = head_from(self._effect_model)
         return self._effect_model
 
     def asserts_effect(self, texts: Sequence[str]) -> list[bool]:
@@ -72,11 +68,7 @@ class ScopeShift:
 
     @property
     def model(self):
-        if isinstance(self._model, str):
-            from factlab.judge.heads import HeadClassifier
-            from factlab.tracking.refs import resolve_model
-
-            self._model = HeadClassifier(resolve_model(self._model))
+        self._model = head_from(self._model)
         return self._model
 
     def scopes(self, texts: Sequence[str]) -> list[tuple[str, float]]:

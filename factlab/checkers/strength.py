@@ -20,6 +20,17 @@ from factlab.rules.logic import LogicIssue, LogicRules
 from factlab.schema import detect_language
 
 
+def head_from(ref: object) -> object:
+    """A shipped or trained head as a classifier, loaded on first use: a string is a model reference (factlab:<name>,
+    a head folder, an MLflow URI); anything else (a loaded classifier, a test's stand-in) is returned as it is."""
+    if isinstance(ref, str):
+        from factlab.judge.heads import HeadClassifier
+        from factlab.tracking.refs import resolve_model
+
+        return HeadClassifier(resolve_model(ref))
+    return ref
+
+
 def sentences(paragraph: str) -> list[str]:
     """The paragraph's sentences (`factlab.matching.segment.sentence_spans`: decimals and abbreviations kept whole).
 
@@ -63,11 +74,7 @@ class StrengthOverclaim:
 
     @property
     def model(self):
-        if isinstance(self._model, str):
-            from factlab.judge.heads import HeadClassifier
-            from factlab.tracking.refs import resolve_model
-
-            self._model = HeadClassifier(resolve_model(self._model))
+        self._model = head_from(self._model)
         return self._model
 
     def direct_cause(self, texts: Sequence[str]) -> list[float]:
