@@ -24,7 +24,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from independent_logic import save  # noqa: E402  (writes <out>/results.json)
 
 OUT = Path("outputs/benchmarks/adapter_e2e")
 
@@ -98,9 +102,7 @@ def main() -> None:
         for name, r in long.items():
             print(f"| {name} | {r['claims']} ({r['errors']}) | {r['labels']} | {r['paragraph_risk']} | {r['lm_calls']} "
                   f"| {r['extract_seconds']} | {r['wall_s']} |")
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
-    print(f"written: {OUT / 'results.json'}")
+    save(OUT, results)
 
 
 if __name__ == "__main__":

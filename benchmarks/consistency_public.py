@@ -25,13 +25,16 @@ first run showed the transposition check raising 94 findings on statistics such 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import re
+import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from independent_logic import save  # noqa: E402  (writes <out>/results.json)
 
 OUT = Path("outputs/benchmarks/consistency_public")
 UNIT_SWAPS = {"mg": "g", "g": "mg", "kg": "g", "µg": "mg", "ml": "l", "mL": "L", "l": "ml", "L": "mL", "cm": "mm",
@@ -192,9 +195,7 @@ def main() -> None:
     print(f"\nunedited abstracts with any finding of the default checks: {rate:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] of "
           f"{len(clean)}; by kind "
           f"{dict(alarms_by_kind)}")
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
-    print(f"written: {OUT / 'results.json'}")
+    save(OUT, results)
 
 
 if __name__ == "__main__":

@@ -23,11 +23,14 @@ here wrote, never trained or tuned on:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from independent_logic import save  # noqa: E402  (writes <out>/results.json)
 
 OUT = Path("outputs/benchmarks/scope_overreach")
 SCOPE_CLASSES = {"Biased Sample Fallacy", "Fallacy of Division/Composition"}
@@ -148,9 +151,7 @@ def main() -> None:
         results.setdefault("abstracts", {})[name.strip()] = {"n": len(items), **point, "ci95": ci}
         print(f"| {name} | {len(items)} | {point['rate']:.3f} [{ci['rate'][0]:.2f}, {ci['rate'][1]:.2f}] |")
     print(f"\nseconds: MISSCI {results['missci_seconds']}, abstracts {results['abstract_seconds']}")
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
-    print(f"written: {OUT / 'results.json'}")
+    save(OUT, results)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ what to do. Paragraph texts are untrusted: they are only matched, never executed
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -421,21 +422,17 @@ def _count_mentions(pid: str, text: str) -> list[tuple[int, str, str, Location]]
     sentence's end."""
     found = []
     for m in _COUNT.finditer(text):
-        digits = re.sub(r"[ ,\u2009]", "", m.group(1))
-        if _YEAR.match(m.group(1)) or not _COUNTED.match(text, m.end()):
+        digits, counted = re.sub(r"[ ,\u2009]", "", m.group(1)), _COUNTED.match(text, m.end())
+        if _YEAR.match(m.group(1)) or not counted:
             continue
         start = max((e.end() for e in _SENTENCE_END.finditer(text, 0, m.start())), default=0)
         end = next((e.start() for e in _SENTENCE_END.finditer(text, m.end())), len(text))
         before, after = text[max(start, m.start() - 20):m.start()], text[m.end():min(end, m.end() + 20)]
         if not _CHANGE_OR_SUBSET.search(text[max(start, m.start() - 14):m.start()]):
-            found.append((int(digits), before, after, _loc(pid, m, 1), start))
-    noun = {id(f): _COUNTED.match(text, f[3].end) for f in found}
-    out = []
-    for f in found:
-        head = noun[id(f)].group(0).strip()[:6].casefold()
-        if not any(g is not f and g[4] == f[4] and noun[id(g)].group(0).strip()[:6].casefold() == head for g in found):
-            out.append(f[:4])
-    return out
+            noun = (start, counted.group(0).strip()[:6].casefold())  # the sentence and the counted noun
+            found.append((int(digits), before, after, _loc(pid, m, 1), noun))
+    per_noun = Counter(f[4] for f in found)
+    return [f[:4] for f in found if per_noun[f[4]] == 1]
 
 
 MIN_AROUND = 0.3  # the share of one count's surrounding words the other's must hold
