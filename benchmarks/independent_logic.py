@@ -60,6 +60,9 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=1, help="paragraphs before that may hold the premise; -1 = all")
     parser.add_argument("--min-overlap", type=float, default=0.0, help="content-word share the premise must hold")
     parser.add_argument("--languages", nargs="+", default=["en"], help="paragraph languages the model path runs on")
+    parser.add_argument("--premise", default="design", choices=("design", "model", "either"),
+                        help="the model path's premise: design cues (default), a sentence the head reads as "
+                             "correlational, or either")
     parser.add_argument("--scope", default=None, help="the scope model (a head folder or factlab:<name>); none = off")
     parser.add_argument("--scope-min-prob", type=float, default=0.5)
     parser.add_argument("--scope-languages", nargs="+", default=["en"])
@@ -76,7 +79,7 @@ def main() -> None:
     docs = read_jsonl(GOLD)
     rules = LogicRules()
     model = StrengthOverclaim(args.model, rules, args.min_prob, None if args.window < 0 else args.window,
-                              args.min_overlap, args.languages)
+                              args.min_overlap, args.languages, premise=args.premise)
     scope = None
     if args.scope:
         from factlab.checkers.scope import ScopeShift
@@ -113,7 +116,8 @@ def main() -> None:
     n_paragraphs = sum(len(d["paragraphs"]) for d in docs)
     results: dict = {"gold": str(GOLD.relative_to(ROOT)), "documents": len(docs), "paragraphs": n_paragraphs,
                      "model": args.model, "min_prob": args.min_prob, "window": args.window,
-                     "min_overlap": args.min_overlap, "languages": args.languages, "scope": args.scope,
+                     "min_overlap": args.min_overlap, "languages": args.languages, "premise": args.premise,
+                     "scope": args.scope,
                      "scope_min_prob": args.scope_min_prob, "scope_languages": args.scope_languages,
                      "scope_effect": args.scope_effect,
                      "ms_per_paragraph": {k: round(1000 * v / n_paragraphs, 2) for k, v in seconds.items()},

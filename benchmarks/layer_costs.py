@@ -5,6 +5,7 @@ run's own paragraphs and claims (median of --repeat calls, per document), and op
 
     python benchmarks/layer_costs.py
     python benchmarks/layer_costs.py --logic-lm local_qwen05
+    python benchmarks/layer_costs.py --models        # + the logic model paths and the checker with every layer on
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ def main() -> None:
     parser.add_argument("--sources", default=str(ROOT / "datasets/bundled/corpus"))
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--logic-lm", default=None, help="also time the logic stage on this conf/lm option")
+    parser.add_argument("--models", action="store_true",
+                        help="also time the logic layer's model paths (causal strength with the design and the model "
+                             "premise, scope) forced on in every language, and the whole fast checker with every layer "
+                             "on (logic=rules_models, every consistency check)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     from hydra.utils import instantiate
@@ -76,6 +81,30 @@ def main() -> None:
         ("common-cause lineage", len(trace.report.paragraphs),
          timed(lambda: common_cause_findings(trace.report.paragraphs), args.repeat)),
     ]
+    if args.models:
+        from factlab.checkers.scope import ScopeShift
+        from factlab.checkers.strength import StrengthOverclaim, head_from
+
+        both = ("en", "zh")
+        strength = head_from("factlab:causal-strength-e5s-v1")
+        paths = {"causal strength, design premise (default path)": StrengthOverclaim(strength, rules, languages=both),
+                 "causal strength, model premise": StrengthOverclaim(strength, rules, languages=both, premise="model"),
+                 "scope (opt-in)": ScopeShift("factlab:scope-e5s-v1", rules, languages=both)}
+        for name, path in paths.items():
+            path.check(paragraphs, 0)  # loads the head and e5 outside the timing
+            rows.append((f"logic model path: {name}, forced on in zh and en", len(paragraphs),
+                         timed(lambda path=path: [path.check(paragraphs, i) for i in range(len(paragraphs))],
+                               max(1, args.repeat // 10))))
+        every = compose_config("verify", [f"input={args.input}", f"sources={args.sources}", "checker=fast",
+                                          "progress=false", "claim_cache.enabled=false", "routing=all",
+                                          "logic=rules_models", f"document_checks=[{','.join(KINDS)}]"])
+        every_checker = build_checker(every)
+        every_checker.run(text, name=args.input)  # cold
+        started = time.perf_counter()
+        every_trace = every_checker.run(text, name=args.input)
+        rows.append(("facts with every layer on (routing=all, logic=rules_models, every consistency check; warm)",
+                     len(claims), time.perf_counter() - started))
+        print("findings with every layer on:", sorted(f"{f.layer}/{f.kind}" for f in every_trace.report.findings))
     if args.logic_lm:
         from factlab.checkers.logic import LogicLayer
         from factlab.stages.build import build_program

@@ -40,6 +40,9 @@ def sentences(paragraph: str) -> list[str]:
     return [paragraph[start:end] for start, end in sentence_spans(paragraph)]
 
 
+PREMISES = ("design", "model", "either")
+
+
 class StrengthOverclaim:
     """`causal_overclaim` findings from the causal-strength head plus the rules' design cues.
 
@@ -56,11 +59,18 @@ class StrengthOverclaim:
         languages: the paragraph languages (`factlab.schema.detect_language`) the path runs on; the head was trained
             on English only, and read zero-shot in Chinese it raised 6 flags, none right, on the independent gold
             (docs/layers.md), so the default is English.
+        premise: what makes an earlier sentence the premise. `design` (the default): the rules' observational-design
+            cues. `model`: the head itself reads it as `correlational` (an association reported, whatever the words),
+            so the finding is a conclusion asserting more causal strength than the result it rests on, as the
+            exaggeration data frames it (strength(conclusion) > strength(premise)). `either`: both.
     """
 
     def __init__(self, model: object | str = "factlab:causal-strength-e5s-v1", rules: LogicRules | None = None,
                  min_prob: float = 0.5, window: int | None = 1, min_overlap: float = 0.0,
-                 languages: Sequence[str] = ("en",)) -> None:
+                 languages: Sequence[str] = ("en",), premise: str = "design") -> None:
+        if premise not in PREMISES:
+            raise ValueError(f"conf/logic: strength.premise must be one of {', '.join(PREMISES)}, got {premise!r}")
+        self.premise = premise
         if not 0.0 <= float(min_prob) <= 1.0:
             raise ValueError(f"conf/logic: strength.min_prob must be in [0, 1], got {min_prob}")
         if window is not None and int(window) < 0:
@@ -79,15 +89,24 @@ class StrengthOverclaim:
 
     def direct_cause(self, texts: Sequence[str]) -> list[float]:
         """P(direct_causal) of each text."""
+        return [row[0] for row in self.read(texts)]
+
+    def read(self, texts: Sequence[str]) -> list[tuple[float, str]]:
+        """(P(direct_causal), the argmax class) of each text."""
         if not texts:
             return []
-        column = list(self.model.labels).index("direct_causal")
-        return [row[column] for row in self.model.predict_proba(list(texts))]
+        labels = list(self.model.labels)
+        column = labels.index("direct_causal")
+        out = []
+        for row in self.model.predict_proba(list(texts)):
+            row = list(row)
+            out.append((row[column], labels[max(range(len(row)), key=row.__getitem__)]))
+        return out
 
     def check(self, paragraphs: Sequence[str], index: int) -> list[LogicIssue]:
         """At most one finding for paragraph `index`: its first unhedged sentence the head reads as a direct cause,
-        when an observational design was stated before it (in the `window` paragraphs before or earlier in this one)
-        and no experiment was."""
+        when a premise (`premise`: an observational design, or a sentence the head reads as correlational) was
+        stated before it (in the `window` paragraphs before or earlier in this one) and no experiment was."""
         if detect_language(paragraphs[index]) not in self.languages:
             return []
         first = 0 if self.window is None else max(0, index - self.window)
@@ -96,20 +115,30 @@ class StrengthOverclaim:
         context = [(where, sentence, bool(cues("correlational", sentence)), bool(cues("experimental", sentence)))
                    for where in range(first, index + 1) for sentence in sentences(paragraphs[where])]
         own_start = sum(where < index for where, *_ in context)
+        by_model = self.premise in ("model", "either")
+        # the head's reading of every earlier sentence (a premise by meaning) and of this paragraph's; design only:
+        # just the candidate conclusions, read below
+        readings = self.read([c[1] for c in context]) if by_model else None
+        premise_ok = [(cue and self.premise != "model") or (by_model and readings[i][1] == "correlational")
+                      for i, (_, _, cue, _) in enumerate(context)]
         experiment = any(exp for _, _, _, exp in context[:own_start])
         candidates = []
         for position in range(own_start, len(context)):
             _, sentence, correlational, exp = context[position]
             if not (experiment or correlational or cues("hedge", sentence)):
-                premise = next(((p, s) for p, s, cue, _ in context[:position]
-                                if cue and content_containment(sentence, s) >= self.min_overlap), None)
+                premise = next(((i, p, s) for i, (p, s, _, _) in enumerate(context[:position])
+                                if premise_ok[i] and content_containment(sentence, s) >= self.min_overlap), None)
                 if premise is not None:
-                    candidates.append((sentence, premise))
+                    candidates.append((position, sentence, premise))
             experiment = experiment or exp  # an experiment stated here clears every later sentence
-        for (sentence, (where, premise)), p in zip(candidates, self.direct_cause([c[0] for c in candidates]),
-                                                   strict=True):
+        if readings is None:
+            probs = self.direct_cause([c[1] for c in candidates])
+        else:
+            probs = [readings[c[0]][0] for c in candidates]
+        for (_, sentence, (i, where, premise)), p in zip(candidates, probs, strict=True):
             if p >= self.min_prob:
-                return [LogicIssue("causal_overclaim", sentence,
-                                   f"stated as a direct cause (model p {p:.2f}) on an observational design",
+                why = ("an observational design" if context[i][2] and self.premise != "model"
+                       else "a result it reads as correlational")
+                return [LogicIssue("causal_overclaim", sentence, f"stated as a direct cause (model p {p:.2f}) on {why}",
                                    premise, None if where == index else where)]
         return []

@@ -237,6 +237,30 @@ def test_the_strength_path_needs_an_observational_premise_and_no_experiment_or_h
     assert [i.kind for i in StrengthOverclaim(_Strength(), languages=("en", "zh")).check(zh, 1)] == ["causal_overclaim"]
 
 
+class _StrengthGap(_Strength):
+    """Also reads sentences naming "went with" as `correlational`."""
+
+    def predict_proba(self, texts):
+        return [[0.1, 0.8, 0.0, 0.1] if "went with" in t else row for t, row in zip(texts, super().predict_proba(texts))]
+
+
+def test_the_model_premise_reads_a_correlational_result_without_design_words():
+    from factlab.checkers.strength import StrengthOverclaim
+
+    doc = ["Results. Higher cycling rates went with fewer sick days.",
+           "Conclusion. Cycling to work lifts productivity."]
+    assert StrengthOverclaim(_StrengthGap()).check(doc, 1) == []  # no design cue: the default premise is absent
+    found = StrengthOverclaim(_StrengthGap(), premise="model").check(doc, 1)
+    assert [(i.kind, i.premise_paragraph) for i in found] == [("causal_overclaim", 0)]
+    assert "went with" in found[0].premise and "reads as correlational" in found[0].reason
+    either = StrengthOverclaim(_StrengthGap(), premise="either")
+    assert len(either.check(doc, 1)) == 1
+    assert either.check([doc[0], "Conclusion. Cycling may lift productivity."], 1) == []  # hedged
+    assert either.check(["Results. Cycling lifts productivity.", doc[1]], 1) == []  # the premise is itself causal
+    with pytest.raises(ValueError, match="premise"):
+        StrengthOverclaim(_StrengthGap(), premise="words")
+
+
 def test_the_strength_path_only_adds_where_the_engine_found_no_causal_overclaim():
     from factlab.checkers.logic import LogicLayer
     from factlab.checkers.strength import StrengthOverclaim
