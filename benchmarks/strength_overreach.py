@@ -144,6 +144,17 @@ def main() -> None:
         results["abstracts"][path] = {"unedited_flagged": a, "unedited_ci95": ca, "edited_found": b,
                                       "edited_ci95": cb}
         print(f"| {path} | {a:.3f} [{ca[0]:.2f}, {ca[1]:.2f}] | {b:.3f} [{cb[0]:.2f}, {cb[1]:.2f}] |")
+    # the default logic layer as the checkers run it (logic=rules_strength: the rules, then the design path where
+    # they found no causal_overclaim) and the rules alone, on the same unedited abstracts: any finding of any kind
+    from factlab.checkers.logic import LogicLayer
+
+    for name, layer in (("rules (logic=rules)", LogicLayer(rules)),
+                        ("default layer (logic=rules_strength)", LogicLayer(rules, strength=layers["design"]))):
+        flagged = [{"rate": float(bool(layer.check(item["paragraphs"], 0)))} for item in clean]
+        rate = sum(f["rate"] for f in flagged) / len(flagged)
+        interval = ci(flagged, lambda items: {"rate": sum(i["rate"] for i in items) / len(items)}, ["rate"])["rate"]
+        results["abstracts"][name] = {"unedited_any_finding": rate, "ci95": interval}
+        print(f"{name}: unedited abstracts with any logic finding {rate:.3f} [{interval[0]:.2f}, {interval[1]:.2f}]")
     print(f"\nseconds: {results['seconds']}")
     save(OUT, results)
 

@@ -106,7 +106,8 @@ class StrengthOverclaim:
     def check(self, paragraphs: Sequence[str], index: int) -> list[LogicIssue]:
         """At most one finding for paragraph `index`: its first unhedged sentence the head reads as a direct cause,
         when a premise (`premise`: an observational design, or a sentence the head reads as correlational) was
-        stated before it (in the `window` paragraphs before or earlier in this one) and no experiment was."""
+        stated before it (in the `window` paragraphs before or earlier in this one) and no experiment is stated in
+        the window or anywhere in this paragraph."""
         if detect_language(paragraphs[index]) not in self.languages:
             return []
         first = 0 if self.window is None else max(0, index - self.window)
@@ -115,22 +116,24 @@ class StrengthOverclaim:
         context = [(where, sentence, bool(cues("correlational", sentence)), bool(cues("experimental", sentence)))
                    for where in range(first, index + 1) for sentence in sentences(paragraphs[where])]
         own_start = sum(where < index for where, *_ in context)
+        # an experiment stated anywhere in the window, this paragraph included, clears it: a study's design is a
+        # property of the study, whichever sentence names it ("Here we generated knockout mice", after the result)
+        if any(exp for _, _, _, exp in context):
+            return []
         by_model = self.premise in ("model", "either")
         # the head's reading of every earlier sentence (a premise by meaning) and of this paragraph's; design only:
         # just the candidate conclusions, read below
         readings = self.read([c[1] for c in context]) if by_model else None
         premise_ok = [(cue and self.premise != "model") or (by_model and readings[i][1] == "correlational")
                       for i, (_, _, cue, _) in enumerate(context)]
-        experiment = any(exp for _, _, _, exp in context[:own_start])
         candidates = []
         for position in range(own_start, len(context)):
-            _, sentence, correlational, exp = context[position]
-            if not (experiment or correlational or cues("hedge", sentence)):
+            _, sentence, correlational, _ = context[position]
+            if not (correlational or cues("hedge", sentence)):
                 premise = next(((i, p, s) for i, (p, s, _, _) in enumerate(context[:position])
                                 if premise_ok[i] and content_containment(sentence, s) >= self.min_overlap), None)
                 if premise is not None:
                     candidates.append((position, sentence, premise))
-            experiment = experiment or exp  # an experiment stated here clears every later sentence
         if readings is None:
             probs = self.direct_cause([c[1] for c in candidates])
         else:

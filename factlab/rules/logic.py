@@ -48,7 +48,10 @@ _SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]*")
 
 # A correlational design: the premise of a causal overclaim.
 CORRELATIONAL = (
-    r"\bassociat(?:ed|ion)\b", r"\bcorrelat", r"\blinked\b", r"\blink between\b", r"\bobservational\b",
+    # "associated with" / "linked to" as a relation found, not "in association with" (bound together), "X-linked" or
+    # "tandemly linked" (a structure): the lab-biology uses read as designs on public abstracts (docs/layers.md)
+    r"(?<!\bin )\bassociat(?:ed|ion)\b", r"\bcorrelat", r"(?<!-)\blinked (?:to|with)\b", r"\blink between\b",
+    r"\bobservational\b",
     r"\bcross-sectional\b", r"\bcohort\b", r"\bsurvey", r"\b(?:health|medical|patient|hospital) records\b",
     r"\bcomparison of\b", r"\bstatistics\b",
     r"\bregions? with\b", r"\bcities with\b", r"\bcounties\b", r"\bthose who\b", r"\bpeople who\b",
@@ -59,7 +62,14 @@ CORRELATIONAL = (
 )
 # An experiment: a causal conclusion may rest on it.
 EXPERIMENTAL = (r"\brandomi[sz]ed\b", r"\bRCT\b", r"\bcontrolled trial\b", r"\bassigned to\b", "随机对照", "随机分配",
-                "随机分组")
+                "随机分组",
+                # an intervention in a trial or a laboratory: a cause shown in its setting (its scope is the scope
+                # rules' matter); without these, every knockout or drug-treatment abstract read as observational
+                r"\bplacebo\b", r"\bdouble[- ]blind", r"\bphase (?:[1-4]|I{1,3}V?)\b", r"\bknock(?:out|-out|down|ed)\b",
+                r"-deficient\b", r"\bnull mice\b", r"\bover-?express", r"\btransgenic\b", r"\bsi-?RNA\b", r"\bshRNA\b",
+                r"\bCRISPR\b", r"\bmutants?\b", r"\btreated with\b", r"\badministration of\b", r"\binjected\b",
+                r"\binhibitors?\b", r"\bpharmacological(?:ly)?\b", r"\btransfect", r"\bablation\b",
+                "敲除", "过表达", "转基因", "安慰剂", "双盲", "给药")
 # Established causal knowledge (a consensus, not one study): a causal statement is not an overclaim.
 ESTABLISHED = (r"\bconsensus\b", r"\bestablished\b", r"\bwell[- ]established\b", "共识", "确立", "公认")
 CAUSAL = (
@@ -80,7 +90,10 @@ RESTRICTED = (
 )
 # A wider scope than the evidence: the conclusion of a scope shift.
 WIDER = (
-    r"\bhumans?\b", r"\bpeople\b", r"\bpatients\b", r"\bin any climate\b", r"\ball ages\b", r"\bboth sexes\b",
+    # "human" as a population, not a specimen ("human cells", "human skin" are what a lab study used)
+    r"\bhumans?\b(?! (?:cells?|cell lines?|tissues?|skin|samples?|serum|plasma|blood|fibroblasts|neurons|islets|"
+    r"tumou?rs?|cancers?|genes?|genome|proteins?))", r"\bpeople\b", r"\bpatients\b",
+    r"\bin any climate\b", r"\ball ages\b", r"\bboth sexes\b",
     r"\bmost adults\b", r"\beveryone\b", r"\bthe (?:whole )?country\b", r"\bworldwide\b", r"\bany climate\b",
     r"\bthe general population\b",
     "人类", "人体", "患者", "各种气候", "所有年龄", "男女", "全国", "大多数成年人", "想减肥的人", "所有人", "普通人群",
@@ -174,15 +187,18 @@ class LogicRules:
         for sentence in (m.group(0) for m in _SENTENCE.finditer(paragraph)):
             for clause in (m.group(0) for m in _CLAUSE.finditer(sentence)):
                 if not self.cue("hedge", clause):
-                    for issue in self._conclusion(clause, premises, sentence):
+                    for issue in self._conclusion(clause, premises, sentence, paragraph):
                         issues.setdefault(issue.kind, issue)
                 premises.append((clause, None))
         return list(issues.values())
 
-    def _conclusion(self, clause: str, premises: list[tuple[str, int | None]], sentence: str) -> list[LogicIssue]:
-        """The issues of one conclusion clause (in `sentence`) against the premises before it."""
+    def _conclusion(self, clause: str, premises: list[tuple[str, int | None]], sentence: str,
+                    paragraph: str = "") -> list[LogicIssue]:
+        """The issues of one conclusion clause (in `sentence`, in `paragraph`) against the premises before it."""
         out = []
-        scope = " ".join(text for text, _ in premises) + " " + clause
+        # an experiment or a consensus stated anywhere in this paragraph (or the premises) clears a causal statement:
+        # a study's design is a property of the study, whichever sentence names it ("Here we generated knockout mice")
+        scope = " ".join(text for text, _ in premises) + " " + clause + " " + paragraph
         causal = self.cue("causal", clause)
         if (causal and not self.cue("correlational", clause) and not self.cue("experimental", scope)
                 and not self.cue("established", scope)):
