@@ -63,8 +63,9 @@ class Finding:
     details: dict = field(default_factory=dict)
 
 
-_ABBREV_EN = re.compile(r"\b([A-Za-z][A-Za-z\- ]{3,80}?)\s*\(([A-Z][A-Za-z0-9]{1,9})\)")
-_ABBREV_EN_REV = re.compile(r"\b([A-Z][A-Za-z0-9]{1,9})\s*\(([A-Za-z][A-Za-z\- ]{3,80}?)\)")
+# a definition is "words (ABBR)" or "ABBR (words)" with a space before the bracket: "FE(NO)" is notation
+_ABBREV_EN = re.compile(r"\b([A-Za-z][A-Za-z\- ]{3,80}?)\s+\(([A-Z][A-Za-z0-9]{1,9})\)")
+_ABBREV_EN_REV = re.compile(r"\b([A-Z][A-Za-z0-9]{1,9})\s+\(([A-Za-z][A-Za-z\- ]{3,80}?)\)")
 _ABBREV_ZH = re.compile(r"([\u4e00-\u9fff]{2,20})[（(]([A-Z][A-Za-z0-9]{1,9})[)）]")
 # the other Chinese order: the abbreviation, then its expansion in brackets (TFP（全要素生产率）); a CJK character in it
 _ABBREV_ZH_REV = re.compile(r"(?<![A-Za-z0-9])([A-Z][A-Za-z0-9]{1,9})"
@@ -85,7 +86,8 @@ _PERCENT_CHANGE = re.compile(r"(rose|fell|increased|decreased|grew|dropped|上�
 _RATE = re.compile(r"(率|占比|比重|比例|\brates?\b|\bshare\b|\bproportion\b|\bcoverage\b|\bprevalence\b|"
                    r"\buptake\b)", re.I)  # a quantity that is itself a percentage
 _THOUSANDS_SEP = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?![\d])")
-_THOUSANDS_PLAIN = re.compile(r"(?<![\d.,])\d{5,}(?![\d.,])")
+# a run of digits glued to letters is an identifier (rs599839, NCT00464204, AB290155), not a count
+_THOUSANDS_PLAIN = re.compile(r"(?<![\d.,A-Za-z])\d{5,}(?![\d.,])")
 _CITE_AUTHOR_YEAR_PAREN = re.compile(r"\(([A-Z][A-Za-z\-]+)(?: et al\.)?,? (\d{4})\)")
 _CITE_AUTHOR_THEN_YEAR = re.compile(r"\b([A-Z][A-Za-z\-]+)(?: et al\.)? \((\d{4})\)")
 _CITE_NUMBERED = re.compile(r"\[(\d+(?:[,–-]\s*\d+)*)\]")
@@ -113,13 +115,15 @@ def abbreviations(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
         pairs += [(m.group(1), m.group(2), _loc(pid, m, 2)) for m in _ABBREV_ZH.finditer(text)]
         pairs += [(m.group(2), m.group(1), _loc(pid, m, 1)) for m in _ABBREV_ZH_REV.finditer(text)]
         for words, abbr, where in pairs:
+            if re.search(rf"(?<![A-Za-z0-9]){re.escape(abbr)}(?![A-Za-z0-9])", words):
+                continue  # "late AMD (neovascular AMD and ...)": a list or a gloss that names it, not a definition
             term = _expansion(words, abbr)
             if term is None:  # not its initials: still a finding when the words end with a term defined before
-                term = next((t for t in seen_term if words.casefold().rstrip().endswith(t)), None)
+                term = next((t for t in seen_term if _term_key(words).endswith(t)), None)
             if term is None:
                 continue
-            key = term.casefold()
-            if abbr in seen_abbr and seen_abbr[abbr][0].casefold() != key:
+            key = _term_key(term)
+            if abbr in seen_abbr and _term_key(seen_abbr[abbr][0]) != key:
                 first_term, first = seen_abbr[abbr]
                 out.append(Finding("abbreviation", pid, abbr, first, where,
                                    f"{abbr} is defined as “{first_term}” and as “{term}”",
@@ -132,6 +136,15 @@ def abbreviations(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
             seen_abbr.setdefault(abbr, (term, where))
             seen_term.setdefault(key, (abbr, where))
     return out
+
+
+def _term_key(term: str) -> str:
+    """A term as compared across definitions: case, hyphens and a plural -s aside.
+
+    >>> _term_key("Entomological inoculation rates") == _term_key("entomological inoculation rate")
+    True
+    """
+    return " ".join(re.sub(r"(?<=[a-z]{3})s$", "", word) for word in term.casefold().replace("-", " ").split())
 
 
 def _expansion(words: str, abbr: str) -> str | None:

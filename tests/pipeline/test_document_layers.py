@@ -143,3 +143,23 @@ def test_routing_per_business_merges_its_overrides_and_names_a_bad_one(default_r
         Routing(**{**table, "by_business": {"medical": {"appendix": {"facts": True}}}})
     with pytest.raises(ValueError, match="unknown layers"):
         Routing(**{**table, "by_business": {"medical": {"method": {"style": True}}}})
+
+
+def test_public_abstract_false_alarms_stay_fixed():
+    """The parsing errors the blind labels of public abstracts showed (docs/layers.md): notation, a bracket naming the
+    abbreviation, a plural, identifiers glued to letters."""
+    from factlab.rules.document import consistency_findings
+
+    def kinds(*sentences):
+        return [f.kind for f in consistency_findings([(f"p{i}", s) for i, s in enumerate(sentences)])]
+
+    assert kinds("We measured nitric oxide (NO) in breath.", "Oral FE(NO) rose after nitrate.") == []
+    assert kinds("Age-related macular degeneration (AMD) was graded.",
+                 "Two subtypes of late AMD (neovascular AMD and pure geographic atrophy) were counted.") == []
+    assert kinds("Entomological inoculation rates (EIR) were modelled.",
+                 "The entomological inoculation rate (EIR) varied from 0 to 166.") == []
+    assert kinds("Data came from 11,685 participants.", "Two SNPs (rs599839 and rs4970834) and NCT00464204.") == []
+    # the checks still fire on the real thing
+    assert kinds("Patients with pulmonary disease (PD) took part.", "Peritoneal dialysis (PD) was then started.") == [
+        "abbreviation"]
+    assert kinds("Data came from 11,685 participants.", "A further 12000 were added.") == ["number_format"]
