@@ -88,6 +88,23 @@ def edit_unit(sentences: list[str], rng: random.Random) -> tuple[list[str], int]
     return sentences[:i] + [text[:m.start(2)] + UNIT_SWAPS[m.group(2)] + text[m.end(2):]] + sentences[i + 1:], i
 
 
+def edit_term(sentences: list[str], rng: random.Random) -> tuple[list[str], int] | None:
+    """The first sentence tying a figure to a metric term (factlab.rules.document.TERM_GROUPS), restated as a new last
+    sentence with the term swapped for another of its group (incidence -> prevalence): the text is the abstract's, the
+    restatement ours."""
+    from factlab.rules.document import _TERM_PATTERNS, TERM_GROUPS, _metric_mentions
+
+    for sentence in sentences:
+        for _, group, term, where in _metric_mentions("s", sentence):
+            partners = [name for name, _ in TERM_GROUPS[group] if name != term and name.isascii() == term.isascii()]
+            pattern = dict(_TERM_PATTERNS[group])[term]
+            match = pattern.search(sentence, where.start, where.end)
+            if partners and match:
+                swapped = sentence[:match.start()] + rng.choice(partners) + sentence[match.end():]
+                return sentences + [swapped], len(sentences)
+    return None
+
+
 def _same_words(a: str, b: str) -> bool:
     """Whether two expansions are one wording up to case, possessives, plurals and punctuation ("Alzheimer's disease"
     and "Alzheimer disease"), or one ends with the other: not a second meaning.
@@ -155,7 +172,10 @@ def main() -> None:
     families = {"restated value": ("restated_value", lambda s: edit_restated(s, rng, False)),
                 "transposed digits": ("number_restated", lambda s: edit_restated(s, rng, True)),
                 "unit switch": ("unit_mismatch", lambda s: edit_unit(s, rng)),
-                "redefinition": ("abbreviation", lambda s: edit_redefinition(s, rng, expansions))}
+                "redefinition": ("abbreviation", lambda s: edit_redefinition(s, rng, expansions)),
+                # its own generator, so the families above draw as they did before it was added
+                "term swap": ("term_drift", lambda s: edit_term(s, term_rng))}
+    term_rng = random.Random(1)
     started = time.perf_counter()
     clean, by_family = [], {name: [] for name in families}
     alarms_by_kind, examples = Counter(), []

@@ -34,11 +34,12 @@ from factlab.matching.segment import sentence_spans
 from factlab.matching.text import content_containment
 
 KINDS = ("abbreviation", "unit_format", "unit_mismatch", "outdated_value", "number_restated", "percent_points",
-         "number_format", "citation_format", "restated_value")
+         "number_format", "citation_format", "restated_value", "term_drift")
 # what runs unless a config names the kinds (conf/pipeline/default.yaml document_checks); restated_value is measured
 # and left off: on scripted edits of public abstracts it finds a few of the restated counts at the cost of false
 # alarms on subgroup counts (134 infants ... 136 infants in two studies), docs/layers.md
-DEFAULT_KINDS = KINDS[:-1]
+OPT_IN = ("restated_value",)  # built and measured, off unless a config names it (docs/layers.md)
+DEFAULT_KINDS = tuple(kind for kind in KINDS if kind not in OPT_IN)
 
 
 @dataclass(frozen=True)
@@ -421,7 +422,7 @@ _CHANGE_OR_SUBSET = re.compile(
     r"(?:\b(?:from|to|of|than|vs\.?|versus|by|reach\w*|exceed\w*|over|under|about|approximately|nearly|almost|"
     r"around|least|most|up|down|only|another|additional|further|extra|remaining|other)|增至|降至|减至|增加到|减少到|"
     r"增加|减少|超过|不足|其中|从|由|达到|近|约|逾|余|另|其余|又)\s*$", re.I)
-_SENTENCE_END = re.compile(r"[.。;；!?！？\n]")
+_SENTENCE_END = re.compile(r"\.(?!\d)|[。;；!?！？\n]")  # a point before a digit is a decimal (7.9)
 # what follows a count: a counted noun (participants, 例, 名), never a unit of measure (kg N/ha, 吨, 元): two
 # measured values of one unit differ for many reasons (a rate tried, a price), a count of one thing does not
 _COUNTED = re.compile(r"\s*(?:[A-Za-z][a-z-]{3,}(?![A-Za-z]*/)|(?!(?:吨|千克|公斤|克|米|公里|千米|元|平方|立方|度|小时|"
@@ -495,6 +496,146 @@ def restated_values(paragraphs: Sequence[tuple[str, str]], max_ratio: float = 1.
     return out
 
 
+# Metric terms that are easily swapped for one another and mean different things (the same figure called incidence in
+# one place and prevalence in another is one of them mislabelled). Each group: (the term as reported, its pattern).
+TERM_GROUPS: tuple[tuple[tuple[str, str], ...], ...] = (
+    (("incidence", r"\bincidence\b|\bnew cases\b"), ("prevalence", r"\bprevalence\b"), ("发病率", "发病率|新发"),
+     ("患病率", "患病率|检出率")),
+    (("mean", r"\bmean\b|\baverage\b"), ("median", r"\bmedian\b"), ("平均", "平均|均值"), ("中位数", "中位")),
+    (("mortality", r"\bmortality\b|\bdeath rate\b"), ("morbidity", r"\bmorbidity\b"),
+     ("case fatality", r"\bcase[- ]fatality\b"), ("死亡率", "死亡率"), ("病死率", "病死率")),
+    (("relative risk", r"(?i:\brelative risk\b|\brisk ratio\b)|\bRR\b"), ("odds ratio", r"(?i:\bodds ratio\b)|\bOR\b"),
+     ("hazard ratio", r"(?i:\bhazard ratio\b)|\bHR\b"), ("相对危险度", "相对危险|相对风险"), ("比值比", "比值比"),
+     ("风险比", "风险比")),
+    (("absolute risk reduction", r"\babsolute (?:risk )?reduction\b"),
+     ("relative risk reduction", r"\brelative (?:risk )?reduction\b"), ("绝对风险降低", "绝对风险降低"),
+     ("相对风险降低", "相对风险降低")),
+    (("efficacy", r"\befficacy\b"), ("effectiveness", r"\beffectiveness\b")),
+    (("standard deviation", r"(?i:\bstandard deviation\b)|\bSD\b"),
+     ("standard error", r"(?i:\bstandard error\b)|\bSEM?\b"),
+     ("标准差", "标准差"), ("标准误", "标准误")),
+    (("year-on-year", r"\byear[- ]on[- ]year\b"), ("month-on-month", r"\bmonth[- ]on[- ]month\b"),
+     ("quarter-on-quarter", r"\bquarter[- ]on[- ]quarter\b"), ("同比", "同比"), ("环比", "环比")),
+    (("response rate", r"\bresponse rate\b"), ("remission rate", r"\bremission rate\b"),
+     ("cure rate", r"\bcure rate\b"), ("有效率", "有效率"), ("缓解率", "缓解率"), ("治愈率", "治愈率")),
+)
+# case-insensitive but for the abbreviations (RR, OR, HR, SD, SE: "or" is a word), which the patterns mark
+_TERM_PATTERNS = [[(name, re.compile(pattern if "(?i:" in pattern else f"(?i:{pattern})")) for name, pattern in group]
+                  for group in TERM_GROUPS]
+_CONFIDENCE = re.compile(r"\s*(?:CI|CrI|CredI|confidence|credible)\b", re.I)
+# groups whose values are not tied by figure: one abstract gives many ratios (OR 1.06 for one comparison, RR 1.06 for
+# another), so a shared value says nothing there (public abstracts, docs/layers.md); their definitions still count
+_NOT_BY_FIGURE = {3}
+# a figure worth tying: a decimal, a percentage or a number of two or more digits (not a year)
+_TIED_FIGURE = re.compile(r"(?<![\d.,])(\d+\.\d+|\d{2,}(?:,\d{3})*)(\s*%|\s*percent\b)?")
+
+
+def _metric_mentions(pid: str, text: str) -> list[tuple[str, int, str, Location]]:
+    """(figure, term group, term, where: the term through the figure) for each figure whose surroundings in its
+    sentence (40 characters before it, 15 after) name exactly one term of one group."""
+    found = []
+    for m in _TIED_FIGURE.finditer(text):
+        if (_YEAR.match(m.group(1)) and not m.group(2)) or _CONFIDENCE.match(text, m.end()):
+            continue  # a year, or the level of an interval (95% CI)
+        start = max((e.end() for e in _SENTENCE_END.finditer(text, 0, m.start())), default=0)
+        end = next((e.start() for e in _SENTENCE_END.finditer(text, m.end())), len(text))
+        lo, hi = max(start, m.start() - 40), min(end, m.end() + 15)
+        named = [(g, name, t) for g, group in enumerate(_TERM_PATTERNS) for name, pattern in group
+                 for t in (pattern.search(text, lo, m.start()) or pattern.search(text, m.end(), hi),) if t]
+        named = [n for n in named if n[0] not in _NOT_BY_FIGURE]
+        if len({g for g, _, _ in named}) == 1 and len({name for _, name, _ in named}) == 1:
+            group, term, t = named[0]
+            figure = m.group(1).replace(",", "") + ("%" if m.group(2) else "")
+            left, right = min(t.start(), m.start()), max(t.end(), m.end())
+            found.append((figure, group, term, Location(pid, left, right, text[left:right])))
+    return found
+
+
+_DEFINES = re.compile(r"\b(?:is|was|are|were) (?:defined|calculated|measured) as\b|\b(?:is|was|are|were) the "
+                      r"(?:proportion|share|percentage|number|rate)\b|\brefers? to\b|\bwe define[sd]?\b|"
+                      r"\bdefined as\b|所称|是指|定义为|(?:按|依据|根据)[^，。；]{0,30}计算|(?<![\u4e00-\u9fff]{2}目)指"
+                      r"(?=[^，。；]{4,})", re.I)
+
+
+def _redefined_terms(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
+    """A defined measure reported in a later paragraph under another term of its group, one the document never
+    defines: "Prevalence is the proportion of registered adults ..." then "the rise in incidence from 7.9% to 8.7%".
+    The later mention must carry a figure (it reports the measure, not names it in passing); a document that
+    defines both terms uses both on purpose. Once per (defined term, other term).
+
+    >>> found = _redefined_terms([("p1", "Prevalence is the proportion of adults with diabetes at the survey."),
+    ...                           ("p2", "The rise in incidence from 7.9% to 8.7% shows new cases.")])
+    >>> [(f.kind, f.keyword, f.other.paragraph_id) for f in found]
+    [('term_drift', 'incidence', 'p1')]
+    """
+    defined: dict[tuple[int, str], Location] = {}
+    mentions = []
+    order = {pid: index for index, (pid, _) in enumerate(paragraphs)}
+    for pid, text in paragraphs:
+        for start, end in sentence_spans(text):
+            sentence = text[start:end]
+            cue = _DEFINES.search(sentence)
+            for group, patterns in enumerate(_TERM_PATTERNS):
+                for name, pattern in patterns:
+                    for m in pattern.finditer(sentence):
+                        where = Location(pid, start + m.start(), start + m.end(), m.group(0))
+                        # the defined term is the one before the cue ("Prevalence is ...", 本文所称“检出率”指)
+                        if cue and (m.start() < cue.start() or sentence[cue.start():cue.end()] == "所称"):
+                            defined.setdefault((group, name), where)
+                        elif _TIED_FIGURE.search(sentence):
+                            mentions.append((group, name, where))
+    out, reported = [], set()
+    for group, name, where in mentions:
+        if (group, name) in defined:
+            continue
+        other = next((((g, n), loc) for (g, n), loc in defined.items() if g == group and n != name
+                      and n.isascii() == name.isascii()), None)
+        if other is None or (other[0], name) in reported:
+            continue
+        (_, defined_name), there = other
+        if order[there.paragraph_id] >= order[where.paragraph_id]:
+            continue  # defined later, or in the same paragraph: not a drift from a definition
+        reported.add((other[0], name))
+        out.append(Finding("term_drift", where.paragraph_id, where.text, there, where,
+                           f"the document defines {defined_name} ({there.paragraph_id}) and reports {name} here",
+                           f"Say whether this is the defined {defined_name} or another measure, and name it the "
+                           "same way throughout.", {"terms": [defined_name, name]}))
+    return out
+
+
+def term_drifts(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
+    """One figure given under two metric terms that mean different things, in different paragraphs (an incidence of
+    4.2% ... a prevalence of 4.2%; 中位年龄为56岁 ... 平均年龄56岁; an absolute reduction of 3.1% ... a relative
+    reduction of 3.1%): one of them mislabels it. Parsed figures tied to a lexicon of easily swapped terms
+    (TERM_GROUPS): a figure with one term of one group beside it; once per figure and group.
+
+    >>> found = term_drifts([("p1", "The incidence of dementia was 4.2% in the cohort."),
+    ...                      ("p2", "With a dementia prevalence of 4.2%, screening is warranted.")])
+    >>> [(f.kind, f.keyword, f.paragraph_id, f.other.paragraph_id) for f in found]
+    [('term_drift', 'prevalence of 4.2%', 'p2', 'p1')]
+    >>> term_drifts([("p1", "Median age was 56 years."), ("p2", "Median follow-up was 56 months.")])
+    []
+    """
+    first: dict[tuple[str, int], tuple[str, Location]] = {}
+    reported: set[tuple[str, int]] = set()
+    out = _redefined_terms(paragraphs)
+    said = {(f.paragraph_id, frozenset(f.details["terms"])) for f in out}  # one finding per paragraph and terms
+    for pid, text in paragraphs:
+        for figure, group, term, where in _metric_mentions(pid, text):
+            key = (figure, group)
+            if key not in first:
+                first[key] = (term, where)
+            elif (first[key][0] != term and first[key][1].paragraph_id != pid and key not in reported
+                  and (pid, frozenset((first[key][0], term))) not in said):
+                reported.add(key)
+                before_term, before = first[key]
+                out.append(Finding("term_drift", pid, where.text, before, where,
+                                   f"{figure} is called {before_term} in one place and {term} here",
+                                   f"Check which measure {figure} is ({before_term} or {term}) and name it the same "
+                                   "way in both places.", {"figure": figure, "terms": [before_term, term]}))
+    return out
+
+
 def percent_points(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
     """A change of a RATE stated as "rose by N%" in a document that elsewhere gives rate changes in percentage
     points: the reader cannot tell whether that % is relative or absolute. (A change of a quantity that is not itself
@@ -565,7 +706,8 @@ def citation_formats(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
 CHECKS = {"abbreviation": abbreviations, "unit_format": unit_formats, "unit_mismatch": unit_mismatches,
           "outdated_value": outdated_values, "number_restated": transposed_figures,
           "percent_points": percent_points,
-          "number_format": number_formats, "citation_format": citation_formats, "restated_value": restated_values}
+          "number_format": number_formats, "citation_format": citation_formats, "restated_value": restated_values,
+          "term_drift": term_drifts}
 
 
 def consistency_findings(paragraphs: Sequence[tuple[str, str]], kinds: Sequence[str] = DEFAULT_KINDS) -> list[Finding]:

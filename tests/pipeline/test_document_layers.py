@@ -163,3 +163,31 @@ def test_public_abstract_false_alarms_stay_fixed():
     assert kinds("Patients with pulmonary disease (PD) took part.", "Peritoneal dialysis (PD) was then started.") == [
         "abbreviation"]
     assert kinds("Data came from 11,685 participants.", "A further 12000 were added.") == ["number_format"]
+
+
+def test_term_drift_ties_one_figure_or_one_definition_to_two_terms():
+    from factlab.rules.document import DEFAULT_KINDS, consistency_findings
+
+    assert "term_drift" in DEFAULT_KINDS
+
+    def drift(*paragraphs):
+        found = consistency_findings([(f"p{i + 1}", p) for i, p in enumerate(paragraphs)], ["term_drift"])
+        return [(f.paragraph_id, f.keyword, f.other.paragraph_id) for f in found]
+
+    # one figure under two terms of a group, in two paragraphs (a decimal point is not a sentence end)
+    assert drift("Results. The absolute risk reduction was 3.1% at one year.",
+                 "Discussion. A relative risk reduction of 3.1% matters.") == [
+        ("p2", "relative risk reduction of 3.1%", "p1")]
+    assert drift("结果：中位年龄为56.5岁。", "讨论：平均年龄56.5岁的人群中……") == [("p2", "平均年龄56.5", "p1")]
+    # a defined measure reported later under the other term of its group, which the document never defines
+    defined = ("Definitions. Prevalence is the proportion of adults with the disease on 31 December.",
+               "Findings. Prevalence was 8.7%.", "Interpretation. The rise in incidence from 7.9% to 8.7% is large.")
+    assert drift(*defined) == [("p3", "incidence", "p1")]  # once: the figure tie to p2 names the same two terms
+    zh = ["方法：本文所称“近视检出率”指调查时点筛查为近视的学生所占比例。", "讨论：每年新发近视比例高达80.5%。"]
+    assert [k for _, k, _ in drift(*zh)] == ["新发"]
+    # near misses: both terms defined; a 95% confidence level; two ratios of one value for two comparisons
+    assert drift("Prevalence is the proportion with the disease. Incidence is the number of new diagnoses.",
+                 "Incidence was 5.2 per 1,000 and prevalence 8.7%.") == []
+    assert drift("The odds ratio was 1.8 (95% CI 1.2 to 2.6).", "The hazard ratio was 2.1 (95% CI 1.5 to 2.9).") == []
+    assert drift("Smokers had an OR of 1.06 for stroke.", "Drinkers had an RR of 1.06 for falls.") == []
+    assert drift("Median age was 56 years.", "Median follow-up was 56 months.") == []
