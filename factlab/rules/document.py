@@ -244,6 +244,12 @@ for _dimension, _table in {
              "lb": ("lb", "lbs", "pounds", "磅"), "µg": ("µg", "μg", "微克")},
     "energy": {"kWh": ("kWh", "千瓦时", "度电"), "MWh": ("MWh", "兆瓦时"), "GWh": ("GWh", "吉瓦时"),
                "万kWh": ("万千瓦时",), "亿kWh": ("亿千瓦时",)},
+    "pressure": {"Pa": ("Pa", "帕"), "kPa": ("kPa", "千帕"), "MPa": ("MPa", "兆帕"), "bar": ("bar",),
+                 "psi": ("psi",), "mmHg": ("mmHg", "毫米汞柱"), "atm": ("atm",)},
+    "power": {"W": ("W", "瓦"), "kW": ("kW", "千瓦"), "MW": ("MW", "兆瓦"), "GW": ("GW", "吉瓦")},
+    # seconds to hours only: "12 weeks" and "12 months" are routinely two follow-up times of one trial
+    "duration": {"s": ("seconds", "second", "sec", "秒钟"), "min": ("minutes", "minute", "min", "分钟"),
+                 "h": ("hours", "hour", "h", "hrs", "小时")},
 }.items():
     for _canonical, _spellings in _table.items():
         for _spelling in _spellings:
@@ -283,6 +289,8 @@ def unit_mismatches(paragraphs: Sequence[tuple[str, str]]) -> list[Finding]:
     out = []
     for pid, text in paragraphs:
         for value, dimension, unit, where in quantities(pid, text):
+            if dimension == "duration" and value < 10:
+                continue  # "3 min" and "3 h" are two timings of one protocol far more often than one slip
             key = (value, dimension)
             if key not in first:
                 first[key] = (unit, where)

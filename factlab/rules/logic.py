@@ -111,6 +111,25 @@ UNIVERSAL = (
     r"\bcertain(?:ly)? to\b", r"\bguarantee[sd]?\b", r"\bwill never\b", r"\bproves?\b",
     "一定", "必然", "永远", "所有企业", "所有的", "任何", "必定", "肯定会",
 )
+# A partial effect measured (reduced by 30%, 降低了30%): the premise of "a reduction reported as a cure".
+PARTIAL = (
+    r"\b(?:reduc|decreas|lower|improv|relie|alleviat|shorten)\w* (?:\w+ ){0,3}(?:by|of|to) (?:about |approximately |"
+    r"nearly |around |roughly )?\d", r"\b\d+(?:\.\d+)?\s*(?:%|percent|per cent) (?:\w+ )?(?:lower|fewer|less|"
+    r"reduction|decrease|drop|improvement)\b", r"\bpartial(?:ly)?\b", r"\bfell (?:by|from)\b",
+    r"\b(?:narrow|retain|remov|cut|halv)\w* (?:\w+ ){0,4}(?:by )?(?:about |approximately |roughly |nearly )?\d",
+    r"(?:降低|减少|下降|改善|缓解|减轻|缩短)了?(?:约|近|大约)?\d", "部分(?:缓解|改善|患者)", r"降至\d", "降幅",
+    "有所(?:降低|减少|改善|缓解|下降)",
+)
+# A cure or complete elimination claimed (a rate's name, "cure rate", 治愈率, is a measure, not a claim).
+COMPLETE = (
+    r"\bcur(?:es|ed|ing|e)\b(?! rates?\b)", r"\beliminat(?:es|ed|e|ing)\b", r"\beradicat\w*", r"\bonce and for all\b",
+    r"\bcompletely (?:prevents?|removes?|resolves?|reverses?|stops?)\b", r"\bfully (?:reverses?|restores?)\b",
+    "治愈(?!率)", "根治", "痊愈", "根除", "彻底(?:消除|解决|治好|清除|消灭|摆脱)", "完全(?:消除|治愈|解决|恢复|消失)",
+    "一劳永逸",
+)
+# A negation just before a cure word: "did not eliminate", 并未完全消除.
+_NEGATED = re.compile(r"(?:\b(?:not|never|no|cannot|nor|without)\b|n't)(?:\s+\w+){0,2}\s*$"
+                      r"|(?:未|不|没有|并非|无法|尚未)[\u4e00-\u9fff]{0,3}$", re.I)
 # A conclusion drawn: what a carried-over premise needs in the later paragraph (a mention is not a conclusion).
 CONCLUDING = (
     r"\btherefore\b", r"\bthus\b", r"\bhence\b", r"\bso\b", r"\bshows? that\b", r"\bproves?\b",
@@ -158,11 +177,13 @@ class LogicRules:
     universal: Sequence[str] = UNIVERSAL
     hedge: Sequence[str] = HEDGE
     concluding: Sequence[str] = CONCLUDING
+    partial: Sequence[str] = PARTIAL
+    complete: Sequence[str] = COMPLETE
     _cues: dict = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         names = ("correlational", "experimental", "established", "causal", "restricted", "wider", "small",
-                 "universal", "hedge", "concluding")
+                 "universal", "hedge", "concluding", "partial", "complete")
         self._cues = {}
         for name in names:
             try:
@@ -215,6 +236,15 @@ class LogicRules:
                 kind = "scope_shift" if premise[1] is None else "carried_over"
                 out.append(LogicIssue(kind, wider.group(0), "the result holds in a narrower scope than this "
                                       "conclusion states", *premise))
+                return out
+        complete = self.cue("complete", clause)
+        if complete and _NEGATED.search(clause[:complete.start()]):
+            complete = None  # "did not eliminate", 并未完全消除: the claim is the partial effect itself
+        if complete and not self.cue("partial", clause):  # "reduced by 30% ... cures the disease"
+            premise = self._premise("partial", premises)
+            if premise:
+                out.append(LogicIssue("overgeneralisation", complete.group(0),
+                                      "a partial effect reported as a cure or a complete elimination", *premise))
                 return out
         universal = self.cue("universal", clause)
         if universal and not self.cue("small", clause):

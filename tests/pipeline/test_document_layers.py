@@ -191,3 +191,17 @@ def test_term_drift_ties_one_figure_or_one_definition_to_two_terms():
     assert drift("The odds ratio was 1.8 (95% CI 1.2 to 2.6).", "The hazard ratio was 2.1 (95% CI 1.5 to 2.9).") == []
     assert drift("Smokers had an OR of 1.06 for stroke.", "Drinkers had an RR of 1.06 for falls.") == []
     assert drift("Median age was 56 years.", "Median follow-up was 56 months.") == []
+
+
+def test_pressure_power_and_duration_units_are_compared():
+    from factlab.rules.document import consistency_findings
+
+    def mismatches(*paragraphs):
+        found = consistency_findings([(f"p{i}", p) for i, p in enumerate(paragraphs)], ["unit_mismatch"])
+        return [f.keyword for f in found]
+
+    assert mismatches("Mains pressure was held at 0.35 MPa.", "At 0.35 kPa, leaks fell.") == ["0.35 kPa"]
+    assert mismatches("管网压力保持在0.35兆帕。", "在0.35千帕条件下漏损下降。") == ["0.35千帕"]
+    assert mismatches("The array delivers 12 MW.", "Its 12 kW output ...") == ["12 kW"]
+    assert mismatches("Sessions of 45 minutes each week.", "The 45-hour sessions clashed.") == ["45-hour"]
+    assert mismatches("Samples at 3 min.", "Samples again at 3 h.") == []  # small timings: two time points

@@ -241,7 +241,8 @@ class _StrengthGap(_Strength):
     """Also reads sentences naming "went with" as `correlational`."""
 
     def predict_proba(self, texts):
-        return [[0.1, 0.8, 0.0, 0.1] if "went with" in t else row for t, row in zip(texts, super().predict_proba(texts))]
+        rows = super().predict_proba(texts)
+        return [[0.1, 0.8, 0.0, 0.1] if "went with" in t else row for t, row in zip(texts, rows, strict=True)]
 
 
 def test_the_model_premise_reads_a_correlational_result_without_design_words():
@@ -348,3 +349,27 @@ def test_the_scope_path_only_adds_where_the_engine_found_no_scope_shift():
     assert [i.kind for i in LogicLayer(LogicRules()).check(ruled, 1)] == ["carried_over"]  # the rules find it alone
     model.seen.clear()
     assert [i.kind for i in layer.check(ruled, 1)] == ["carried_over"] and model.seen == []  # once; no model asked
+
+
+def test_a_partial_effect_reported_as_a_cure_is_an_overgeneralisation():
+    rules = LogicRules()
+
+    def found(paragraph, earlier=()):
+        return [(i.kind, i.keyword) for i in rules.check_paragraph(paragraph, list(earlier))]
+
+    assert found("Pain scores fell by 30% over eight weeks. The cream therefore cures arthritis.") == [
+        ("overgeneralisation", "cures")]
+    assert found("讨论：该疗法可以根治慢性鼻炎。", ["结果：治疗组鼻塞评分降低了27%。"]) == [
+        ("overgeneralisation", "根治")]
+    assert found("Pain scores fell by 30%. The cure rate was 12%.") == []  # a rate's name is a measure
+    assert found("Pain scores fell by 30%. The cream may cure some cases.") == []  # hedged
+    assert found("The infection was eradicated in all 40 patients.") == []  # no partial effect stated before
+
+
+def test_a_negated_cure_word_is_the_partial_effect_itself():
+    rules = LogicRules()
+    for paragraph in ("Soiling losses fell by 40%. Cleaning reduced, but did not eliminate, soiling.",
+                      "病害率下降了20%，但并未完全消除病害。", "Pain fell by 30%. It cannot cure the disease."):
+        assert rules.check_paragraph(paragraph, []) == [], paragraph
+    overreach = "病株率由18.5%降至13.9%，降幅约25%。该模式可以彻底消除纹枯病。"
+    assert [i.keyword for i in rules.check_paragraph(overreach, [])] == ["彻底消除"]
