@@ -4,8 +4,8 @@
 benchmarks/independent_logic.py scores the logic layer: per gold finding of the kinds in ANSWERS (unit_inconsistency,
 abbreviation_conflict, number_mismatch, term_drift, and the gold's timeliness kind outdated_as_current; 8 each),
 `found` = the layer raises a finding located at the finding's paragraph, `right kind` = one of the kinds that answers
-it (ANSWERS; term_drift is answered by the opt-in term_drift check); precision per raised finding; false alarms in the
-clean documents. 95% bootstrap intervals over documents. Writes
+it (ANSWERS; term_drift by the term_drift check, a default since 2026-12-06); precision per raised finding; false
+alarms in the clean documents. 95% bootstrap intervals over documents. Writes
 outputs/benchmarks/independent_consistency/results.json."""
 
 from __future__ import annotations
