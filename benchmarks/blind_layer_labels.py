@@ -58,8 +58,6 @@ QUESTIONS = {
     "consistency": "Are SENTENCE and EARLIER inconsistent with each other about the same thing (a number, a unit, "
                    "an abbreviation's meaning, a term) in a way a careful editor should fix?",
 }
-CONSISTENCY_KINDS = ("abbreviation", "unit_format", "outdated_value", "number_restated", "unit_mismatch",
-                     "percent_points", "number_format", "citation_format", "restated_value")
 
 
 def whole_sentence(span: str, sentences: list[str]) -> str:
@@ -78,25 +76,36 @@ def sha(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
-def raised(root: Path, n_abstracts: int, head_ref: str, scope_ref: str) -> tuple[dict, dict]:
-    """What the code raises today on the export's abstracts: ({(path, doc, sentence digest)}, flagged abstracts per
-    path), so labels written for an earlier version still score the findings that remain."""
+def findings(everything: list[dict], n_logic: int, logic: dict):
+    """Each finding of every path on the abstracts, as {path, kind, doc, abstract, sentence, earlier}: the logic
+    paths on the first `n_logic` (each abstract one paragraph), the consistency checks on all (sentences as
+    paragraphs; every kind, `restated_value` counted as its own path)."""
     from factlab.matching.segment import sentence_spans
     from factlab.rules.document import KINDS, consistency_findings
 
-    everything, _ = abstracts(root, 10 ** 6)
-    logic, found, flagged = paths(head_ref, scope_ref), set(), defaultdict(set)
     for n, doc in enumerate(everything):
         text = doc["paragraphs"][0]
         sentences = [text[a:b] for a, b in sentence_spans(text)]
-        for name, check in logic.items() if n < n_abstracts else ():
+        for name, check in logic.items() if n < n_logic else ():
             for issue in check([text], 0):
-                found.add((name, doc["doc"], sha(whole_sentence(issue.keyword, sentences))))
-                flagged[name].add(doc["doc"])
+                yield {"path": name, "kind": issue.kind, "doc": doc["doc"], "abstract": text,
+                       "sentence": whole_sentence(issue.keyword, sentences),
+                       "earlier": whole_sentence(issue.premise, sentences)}
         for finding in consistency_findings([(str(i), t) for i, t in enumerate(sentences)], kinds=list(KINDS)):
-            name = "consistency_restated_value" if finding.kind == "restated_value" else "consistency_default"
-            found.add((name, doc["doc"], sha(sentences[int(finding.at.paragraph_id)])))
-            flagged[name].add(doc["doc"])
+            yield {"path": "consistency_restated_value" if finding.kind == "restated_value" else "consistency_default",
+                   "kind": finding.kind, "doc": doc["doc"], "abstract": text,
+                   "sentence": sentences[int(finding.at.paragraph_id)],
+                   "earlier": sentences[int(finding.other.paragraph_id)]}
+
+
+def raised(root: Path, n_abstracts: int, head_ref: str, scope_ref: str) -> tuple[set, dict]:
+    """What the code raises today on the export's abstracts: ({(path, doc, sentence digest)}, flagged abstracts per
+    path), so labels written for an earlier version still score the findings that remain."""
+    everything, _ = abstracts(root, 10 ** 6)
+    found, flagged = set(), defaultdict(set)
+    for item in findings(everything, n_abstracts, paths(head_ref, scope_ref)):
+        found.add((item["path"], item["doc"], sha(item["sentence"])))
+        flagged[item["path"]].add(item["doc"])
     return found, {name: len(docs) for name, docs in flagged.items()}
 
 
@@ -116,7 +125,7 @@ def paths(head_ref: str, scope_ref: str) -> dict:
 def export(args) -> None:
     from factlab.data.loaders.build import resolve_path
     from factlab.matching.segment import sentence_spans
-    from factlab.rules.document import KINDS, consistency_findings
+    from factlab.rules.document import KINDS
     from factlab.runtime import prepare_offline_env
 
     prepare_offline_env()
@@ -124,23 +133,8 @@ def export(args) -> None:
     everything, edited = abstracts(root, 10 ** 6)  # the whole test split (the consistency checks are cheap and rare)
     clean = everything[:args.abstracts]  # the same first abstracts as the other benchmarks' unedited rows
     rng = random.Random(args.seed)
-    items, flagged_docs = [], set()
-    logic = paths(args.model, args.scope)
-    for n, doc in enumerate(everything):
-        text = doc["paragraphs"][0]
-        sentences = [text[a:b] for a, b in sentence_spans(text)]
-        for name, check in logic.items() if n < len(clean) else ():
-            for issue in check([text], 0):
-                items.append({"path": name, "kind": issue.kind, "doc": doc["doc"], "abstract": text,
-                              "sentence": whole_sentence(issue.keyword, sentences),
-                              "earlier": whole_sentence(issue.premise, sentences)})
-                flagged_docs.add(doc["doc"])
-        for finding in consistency_findings([(str(n), s) for n, s in enumerate(sentences)], kinds=list(KINDS)):
-            name = "consistency_restated_value" if finding.kind == "restated_value" else "consistency_default"
-            items.append({"path": name, "kind": finding.kind, "doc": doc["doc"], "abstract": text,
-                          "sentence": sentences[int(finding.at.paragraph_id)],
-                          "earlier": sentences[int(finding.other.paragraph_id)]})
-            flagged_docs.add(doc["doc"])
+    items = list(findings(everything, len(clean), paths(args.model, args.scope)))
+    flagged_docs = {item["doc"] for item in items}
     by_path = defaultdict(list)
     for item in items:
         by_path[item["path"]].append(item)
@@ -173,7 +167,7 @@ def export(args) -> None:
     with (OUT / "to_label.jsonl").open("w", encoding="utf-8") as fh, (OUT / "key.jsonl").open("w") as key:
         for n, item in enumerate(sample):
             item_id = f"b{n:03d}"
-            question = QUESTIONS["consistency" if item["kind"] in CONSISTENCY_KINDS else item["kind"]]
+            question = QUESTIONS["consistency" if item["kind"] in KINDS else item["kind"]]
             fh.write(json.dumps({"id": item_id, "abstract": item["abstract"], "SENTENCE": item["sentence"],
                                  "EARLIER": item["earlier"], "question": question}, ensure_ascii=False) + "\n")
             key.write(json.dumps({"id": item_id, "path": item["path"], "kind": item["kind"], "doc": item["doc"],
@@ -220,13 +214,8 @@ def score(args) -> None:
     from factlab.data.jsonl import read_jsonl
     from factlab.metrics import wilson_interval
 
-    key_path = Path(args.key)
-    key = {row["id"]: row for row in read_jsonl(key_path)}
+    key = {row["id"]: row for row in read_jsonl(Path(args.key))}
     labellers = {Path(p).stem: read_labels(Path(p), key) for p in args.labels}
-    both = {i: ("yes" if all(lab.get(i) == "yes" for lab in labellers.values()) else
-                "no" if all(lab.get(i) == "no" for lab in labellers.values()) else "unsure") for i in key}
-    if len(labellers) > 1:
-        labellers["agreed (yes by all / no by all; else unsure)"] = both
     results: dict = {"items": len(key), "labellers": {}}
     if args.recheck:  # keep only the labelled findings today's code still raises (decoys and planted items stay)
         from factlab.data.loaders.build import resolve_path
@@ -244,11 +233,15 @@ def score(args) -> None:
               f"{results['recheck']['labelled_still_raised']}")
         key = {i: row for i, row in key.items() if i in kept}
         labellers = {who: {i: lab for i, lab in labels.items() if i in kept} for who, labels in labellers.items()}
-    if len(labellers) > 2:
+    if len(labellers) > 1:
         names = list(labellers)[:2]
         shared = [i for i in key if all(i in labellers[n] for n in names)]
         results["kappa"] = kappa([labellers[names[0]][i] for i in shared], [labellers[names[1]][i] for i in shared])
         print(f"agreement of {names[0]} and {names[1]} on {len(shared)} items: Cohen's kappa {results['kappa']:.2f}")
+        every = list(labellers.values())
+        labellers["agreed (yes by all / no by all; else unsure)"] = {
+            i: next((label for label in ("yes", "no") if all(lab.get(i) == label for lab in every)), "unsure")
+            for i in key}
     for who, labels in labellers.items():
         rows = defaultdict(lambda: {"yes": 0, "no": 0, "unsure": 0, "missing": 0})
         for item_id, entry in key.items():

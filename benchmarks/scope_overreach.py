@@ -53,6 +53,20 @@ def missci_pairs(root: Path) -> list[dict]:
     return pairs
 
 
+def held_out_abstracts(root: Path, rng: random.Random) -> list[tuple[str, list[str]]]:
+    """(doc id, sentences) of the SciFact-corpus abstracts (3 sentences or more) in the scope dataset's test split (by
+    abstract, seed 0), shuffled with `rng`: the public abstracts every layer benchmark draws its unedited rows from."""
+    from factlab.data.loaders.scope import CORPUS, _abstracts
+    from factlab.data.splits import assign_splits
+
+    docs = [(doc, sents) for doc, sents in _abstracts(root / CORPUS) if len(sents) >= 3]
+    split = assign_splits([{"case_id": d, "lang": "en", "text": d} for d, _ in docs],
+                          {"train": 0.7, "val": 0.15, "test": 0.15}, 0)
+    test = [(doc, sents) for doc, sents in docs if split[doc] == "test"]
+    rng.shuffle(test)
+    return test
+
+
 def prf(gold: list[bool], pred: list[bool]) -> dict:
     tp = sum(g and p for g, p in zip(gold, pred, strict=True))
     precision = tp / sum(pred) if sum(pred) else 0.0
@@ -77,8 +91,7 @@ def main() -> None:
 
     from factlab.checkers.scope import RANK, ScopeShift
     from factlab.data.loaders.build import resolve_path
-    from factlab.data.loaders.scope import CORPUS, GENERAL, LAB, RESTRICTED, SWAPS, _abstracts
-    from factlab.data.splits import assign_splits
+    from factlab.data.loaders.scope import GENERAL, LAB, RESTRICTED, SWAPS
     from factlab.metrics import bootstrap_ci
     from factlab.rules.logic import LogicRules
 
@@ -119,12 +132,8 @@ def main() -> None:
                                   for p in pairs if p["positive"] or p["model_dropped"]][:40]
 
     # 2. unedited and scripted-edit abstracts (the scope dataset's test split, by abstract)
-    abstracts = [(doc, sents) for doc, sents in _abstracts(root / CORPUS) if len(sents) >= 3]
-    split = assign_splits([{"case_id": d, "lang": "en", "text": d} for d, _ in abstracts],
-                          {"train": 0.7, "val": 0.15, "test": 0.15}, 0)
-    test = [(doc, sents) for doc, sents in abstracts if split[doc] == "test"]
     rng = random.Random(0)
-    rng.shuffle(test)
+    test = held_out_abstracts(root, rng)
     clean, edited = [], []
     for doc, sents in test:
         if len(clean) < args.abstracts:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from independent_logic import save  # noqa: E402  (writes <out>/results.json)
-from scope_overreach import prf  # noqa: E402
+from scope_overreach import held_out_abstracts, prf  # noqa: E402
 
 OUT = Path("outputs/benchmarks/strength_overreach")
 PATHS = ("design", "model", "either")
@@ -60,16 +60,8 @@ def causal_edit(sentence: str) -> str | None:
 def abstracts(root: Path, n: int, seed: int = 0) -> tuple[list[dict], list[dict]]:
     """(unedited, edited): up to `n` test-split abstracts of >= 3 sentences each, and up to `n` with the causal
     rewrite of the last sentence stating an association (after the first sentence: a premise may precede it)."""
-    from factlab.data.loaders.scope import CORPUS, _abstracts
-    from factlab.data.splits import assign_splits
-
-    docs = [(doc, sents) for doc, sents in _abstracts(root / CORPUS) if len(sents) >= 3]
-    split = assign_splits([{"case_id": d, "lang": "en", "text": d} for d, _ in docs],
-                          {"train": 0.7, "val": 0.15, "test": 0.15}, 0)
-    test = [(doc, sents) for doc, sents in docs if split[doc] == "test"]
-    random.Random(seed).shuffle(test)
     clean, edited = [], []
-    for doc, sents in test:
+    for doc, sents in held_out_abstracts(root, random.Random(seed)):
         if len(clean) < n:
             clean.append({"doc": doc, "paragraphs": [" ".join(sents)]})
         for i in range(len(sents) - 1, 0, -1):

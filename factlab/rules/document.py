@@ -437,6 +437,17 @@ _COUNTED = re.compile(r"\s*(?:[A-Za-z][a-z-]{3,}(?![A-Za-z]*/)|(?!(?:吨|千克|
                       r"分钟|天|岁|毫|千瓦|兆|瓦|升))[\u4e00-\u9fff])")
 
 
+def _sentence_around(text: str, m: re.Match) -> tuple[int, int]:
+    """The bounds of the sentence holding match `m` (`_SENTENCE_END`: a decimal point does not end it).
+
+    >>> text = "Rates fell. From 7.9% to 8.7% now. Next."
+    >>> start, end = _sentence_around(text, re.search("8.7", text)); text[start:end]
+    ' From 7.9% to 8.7% now'
+    """
+    start = max((e.end() for e in _SENTENCE_END.finditer(text, 0, m.start())), default=0)
+    return start, next((e.start() for e in _SENTENCE_END.finditer(text, m.end())), len(text))
+
+
 def _count_mentions(pid: str, text: str) -> list[tuple[int, str, str, Location]]:
     """(value, words just before, words just after, where) of each count of three or more digits (no decimals, no
     percentages, no years) that no change, comparison or subset word just before qualifies, in a sentence holding no
@@ -447,8 +458,7 @@ def _count_mentions(pid: str, text: str) -> list[tuple[int, str, str, Location]]
         digits, counted = re.sub(r"[ ,\u2009]", "", m.group(1)), _COUNTED.match(text, m.end())
         if _YEAR.match(m.group(1)) or not counted:
             continue
-        start = max((e.end() for e in _SENTENCE_END.finditer(text, 0, m.start())), default=0)
-        end = next((e.start() for e in _SENTENCE_END.finditer(text, m.end())), len(text))
+        start, end = _sentence_around(text, m)
         before, after = text[max(start, m.start() - 20):m.start()], text[m.end():min(end, m.end() + 20)]
         if not _CHANGE_OR_SUBSET.search(text[max(start, m.start() - 14):m.start()]):
             noun = (start, counted.group(0).strip()[:6].casefold())  # the sentence and the counted noun
@@ -545,8 +555,7 @@ def _metric_mentions(pid: str, text: str) -> list[tuple[str, int, str, Location]
     for m in _TIED_FIGURE.finditer(text):
         if (_YEAR.match(m.group(1)) and not m.group(2)) or _CONFIDENCE.match(text, m.end()):
             continue  # a year, or the level of an interval (95% CI)
-        start = max((e.end() for e in _SENTENCE_END.finditer(text, 0, m.start())), default=0)
-        end = next((e.start() for e in _SENTENCE_END.finditer(text, m.end())), len(text))
+        start, end = _sentence_around(text, m)
         lo, hi = max(start, m.start() - 40), min(end, m.end() + 15)
         named = [(g, name, t) for g, group in enumerate(_TERM_PATTERNS) for name, pattern in group
                  for t in (pattern.search(text, lo, m.start()) or pattern.search(text, m.end(), hi),) if t]

@@ -79,20 +79,15 @@ def test_calibration_is_a_setting_that_overrides_the_cards():
 
 
 @pytest.mark.slow
-def test_shipped_causal_strength_head_reads_cause_and_association():
+@pytest.mark.parametrize(("name", "texts", "expected"), [
+    ("factlab:causal-strength-e5s-v1", ["Daily aspirin prevents heart attacks in older adults.",
+                                        "Coffee intake was associated with lower mortality."],
+     ["direct_causal", "correlational"]),
+    ("factlab:scope-e5s-v1", ["Treated mice gained less weight than controls.",
+                              "The extract helps humans lose weight."], ["lab", "general"]),
+])
+def test_shipped_logic_heads_read_their_classes(name, texts, expected):
     from factlab.judge.heads import HeadClassifier
 
-    head = HeadClassifier(resolve_model("factlab:causal-strength-e5s-v1"))
-    labels = [label for label, _ in head.predict(["Daily aspirin prevents heart attacks in older adults.",
-                                                  "Coffee intake was associated with lower mortality."])]
-    assert labels == ["direct_causal", "correlational"]
-
-
-@pytest.mark.slow
-def test_shipped_scope_head_reads_animals_and_people():
-    from factlab.judge.heads import HeadClassifier
-
-    head = HeadClassifier(resolve_model("factlab:scope-e5s-v1"))
-    labels = [label for label, _ in head.predict(["Treated mice gained less weight than controls.",
-                                                  "The extract helps humans lose weight."])]
-    assert labels == ["lab", "general"]
+    head = HeadClassifier(resolve_model(name))
+    assert [label for label, _ in head.predict(texts)] == expected
